@@ -1,0 +1,3 @@
+from licensegate.cli import main
+
+raise SystemExit(main())

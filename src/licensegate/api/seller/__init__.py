@@ -1,0 +1,14 @@
+"""The seller API (`/api/seller/`). Importing a group module registers its operations."""
+
+from licensegate.api.seller import (  # noqa: F401  (importing registers the operations)
+    globalvars,
+    licenses,
+    sellerkey,
+    subscriptions,
+    users,
+    uservars,
+)
+from licensegate.api.seller.endpoint import endpoint
+from licensegate.api.seller.registry import SellerCall, registry
+
+__all__ = ["SellerCall", "endpoint", "registry"]

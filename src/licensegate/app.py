@@ -1,0 +1,87 @@
+"""Builds the ASGI application: the client API, the seller API, health and reference routes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from licensegate.api import openapi, seller
+from licensegate.api.protocol import failure_body, json_response
+from licensegate.config import Settings
+from licensegate.services import Services
+
+_HEALTHY = b'{"status":"ok"}'
+
+
+async def healthz(_request: Request) -> Response:
+    """Answers without touching the database: the ceiling benchmarks measure against."""
+    return Response(_HEALTHY, media_type="application/json")
+
+
+async def openapi_document(request: Request) -> Response:
+    return json_response(openapi.document())
+
+
+async def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        body = failure_body("This method is not allowed here.", "method_not_allowed")
+    elif exc.status_code == 404:
+        body = failure_body("There is nothing at this address.", "not_found")
+    else:
+        body = failure_body(str(exc.detail), "http_error")
+    return json_response(body, exc.status_code, exc.headers)
+
+
+def build_app(settings: Settings, services: Services | None = None) -> Starlette:
+    """With `services` given (tests), the caller owns their lifetime; otherwise each worker
+    process opens its own on start-up and closes them on shutdown."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if services is not None:
+            app.state.services = services
+            yield
+            return
+        opened = await Services.open(settings)
+        app.state.services = opened
+        try:
+            yield
+        finally:
+            await opened.close()
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        Route("/api/seller/", seller.endpoint, methods=["GET", "POST"]),
+        Route("/api/seller", seller.endpoint, methods=["GET", "POST"]),
+        Route("/openapi.json", openapi_document, methods=["GET"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
+    if services is not None:
+        app.state.services = services
+    return app
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s",
+    )
+
+
+def create_app() -> Starlette:
+    """The factory each server worker calls; settings come from the environment."""
+    settings = Settings.from_env()
+    configure_logging(settings.log_level)
+    return build_app(settings)

@@ -1,0 +1,65 @@
+"""Applications and the owner accounts they belong to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from licensegate import ids
+from licensegate.domain.errors import Conflict, Invalid
+from licensegate.domain.sellerkeys import issue_key
+from licensegate.store import accounts as account_store
+from licensegate.store import apps as app_store
+from licensegate.store import subscriptions as subscription_store
+from licensegate.store.database import Database
+
+MAX_NAME = 64
+DEFAULT_SUBSCRIPTION = ("default", "1")  # every new application can redeem level-1 keys at once
+
+
+@dataclass(frozen=True)
+class CreatedApp:
+    app_id: int
+    ownerid: str
+    name: str
+    sellerkey: str
+
+
+def check_name(value: str, what: str) -> str:
+    value = value.strip()
+    if not value:
+        raise Invalid(f"The {what} must not be empty.", "invalid_name")
+    if len(value) > MAX_NAME:
+        raise Invalid(f"The {what} must be at most {MAX_NAME} characters.", "invalid_name")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise Invalid(f"The {what} must not contain control characters.", "invalid_name")
+    return value
+
+
+async def create_application(db: Database, *, owner: str, name: str, now: int) -> CreatedApp:
+    """Create the application, creating its seller account first if there is none.
+
+    The application starts with the subscription `default` (level 1) and one seller key with
+    every permission; the key is returned once and only its digest is kept.
+    """
+    owner = check_name(owner, "owner name")
+    name = check_name(name, "application name")
+    async with db.transaction() as tx:
+        account = await account_store.find_by_username(tx, owner)
+        if account is None:
+            ownerid = ids.ownerid()
+            account_id = await account_store.insert(
+                tx, username=owner, role="seller", ownerid=ownerid, parent_id=None, now=now
+            )
+        elif account["role"] != "seller":
+            raise Conflict(f"The account '{owner}' is a {account['role']}, not a seller.", "not_a_seller")
+        else:
+            account_id, ownerid = account["id"], account["ownerid"]
+        if await app_store.exists_for_account(tx, account_id, name):
+            raise Conflict(f"The account '{owner}' already has an application named '{name}'.", "app_exists")
+        app_id = await app_store.insert(
+            tx, account_id=account_id, ownerid=ownerid, name=name, secret=ids.app_secret(), now=now
+        )
+        sub_name, sub_level = DEFAULT_SUBSCRIPTION
+        await subscription_store.insert(tx, app_id=app_id, name=sub_name, level=sub_level, now=now)
+        sellerkey = await issue_key(tx, app_id=app_id, name="initial", permissions=None, now=now)
+    return CreatedApp(app_id=app_id, ownerid=ownerid, name=name, sellerkey=sellerkey)

@@ -1,0 +1,74 @@
+"""Subscription definitions: a name and a level. A license key of level N grants every
+subscription of level N. Pausing a subscription stops its users' access and freezes their
+remaining time; unpausing gives that time back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain.errors import Conflict, NotFound
+from licensegate.store import subscriptions as store
+from licensegate.store.database import Database, Executor, Row
+
+
+async def get(db: Executor, app_id: int, name: str) -> Row:
+    row = await store.find(db, app_id, name)
+    if row is None:
+        raise NotFound(f"No subscription named '{name}' exists.", "subscription_not_found")
+    return row
+
+
+async def create(db: Database, app_id: int, *, name: str, level: str, now: int) -> None:
+    async with db.transaction() as tx:
+        if await store.find(tx, app_id, name) is not None:
+            raise Conflict(f"A subscription named '{name}' already exists.", "subscription_exists")
+        await store.insert(tx, app_id=app_id, name=name, level=level, now=now)
+
+
+async def delete(db: Database, app_id: int, name: str) -> None:
+    """Delete the definition; the users' grants of it go with it."""
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, name)
+        await store.delete(tx, row["id"])
+
+
+async def edit(db: Database, app_id: int, name: str, *, level: str | None, new_name: str | None) -> None:
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, name)
+        if new_name is not None and new_name != name and await store.find(tx, app_id, new_name) is not None:
+            raise Conflict(f"A subscription named '{new_name}' already exists.", "subscription_exists")
+        await store.update(tx, row["id"], name=new_name or name, level=level or row["level"])
+
+
+async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": str(row["id"]),
+            "name": row["name"],
+            "level": row["level"],
+            "paused": 1 if row["paused_at"] is not None else 0,
+            "created_at": row["created_at"],
+        }
+        for row in await store.list_for_app(db, app_id)
+    ]
+
+
+async def pause(db: Database, app_id: int, name: str, now: int) -> None:
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, name)
+        if row["paused_at"] is not None:
+            raise Conflict(f"The subscription '{name}' is already paused.", "already_paused")
+        await store.pause(tx, row["id"], now)
+
+
+async def unpause(db: Database, app_id: int, name: str, now: int) -> None:
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, name)
+        if row["paused_at"] is None:
+            raise Conflict(f"The subscription '{name}' is not paused.", "not_paused")
+        await store.unpause(tx, row["id"], row["paused_at"], now)
+
+
+async def count_active(db: Executor, app_id: int, name: str, now: int) -> int:
+    row = await get(db, app_id, name)
+    return await store.count_active_grants(db, row["id"], now)

@@ -1,0 +1,45 @@
+"""Identifiers and secrets, all from the operating system's CSPRNG."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def ownerid() -> str:
+    """The 10-character account identifier clients send as `ownerid`."""
+    return "".join(secrets.choice(ALNUM) for _ in range(10))
+
+
+def seller_key() -> str:
+    """A seller key: 32 lowercase hex characters (128 bits)."""
+    return secrets.token_hex(16)
+
+
+def app_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def session_id() -> str:
+    """A client session id: 32 lowercase hex characters (128 bits)."""
+    return secrets.token_hex(16)
+
+
+def nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def request_id() -> str:
+    return secrets.token_hex(8)
+
+
+def digest(secret: str) -> str:
+    """A fast digest for long random secrets (seller keys, tokens).
+
+    A 128-bit random secret cannot be guessed, so a slow password hash adds nothing;
+    SHA-256 keeps the lookup one indexed equality.
+    """
+    return hashlib.sha256(secret.encode()).hexdigest()

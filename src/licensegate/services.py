@@ -1,0 +1,42 @@
+"""Everything a request handler needs, opened once per worker process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from licensegate.clock import Clock, SystemClock
+from licensegate.config import Settings
+from licensegate.passwords import Passwords
+from licensegate.ratelimit import RateLimiter, open_rate_limiter
+from licensegate.store.database import Database, open_database
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    clock: Clock
+    limiter: RateLimiter
+    passwords: Passwords
+
+    @classmethod
+    async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
+        clock = clock or SystemClock()
+        db = await open_database(settings.database_url, pool_size=settings.pg_pool_size)
+        return cls(
+            settings=settings,
+            db=db,
+            clock=clock,
+            limiter=open_rate_limiter(settings.redis_url, clock, settings.workers),
+            passwords=Passwords(
+                settings.argon2_time_cost,
+                settings.argon2_memory_kib,
+                settings.argon2_parallelism,
+                settings.password_threads,
+            ),
+        )
+
+    async def close(self) -> None:
+        await self.limiter.close()
+        await self.db.close()
+        self.passwords.close()

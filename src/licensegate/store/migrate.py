@@ -1,0 +1,101 @@
+"""Schema migrations for SQLite and PostgreSQL from one source (Alembic over `store.schema`).
+
+Used by the command line and by `serve` before workers start; never on the request path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from licensegate.store.database import DatabaseError, dialect_of, sqlite_path
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def sqlalchemy_url(url: str) -> str:
+    dialect = dialect_of(url)
+    if dialect == "sqlite":
+        path = Path(sqlite_path(url))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{path}"
+    rest = url.split("://", 1)[1]
+    return f"postgresql+psycopg://{rest}"
+
+
+def _engine(url: str) -> sa.Engine:
+    try:
+        engine = sa.create_engine(sqlalchemy_url(url), poolclass=sa.pool.NullPool)
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise DatabaseError(f"bad database URL: {exc}") from exc
+    if engine.dialect.name == "sqlite":
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: object, _record: object) -> None:
+            cur = dbapi_conn.cursor()  # type: ignore[attr-defined]
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+    return engine
+
+
+def _config() -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return cfg
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def _run(url: str, action: str) -> str | None:
+    engine = _engine(url)
+    try:
+        with engine.begin() as conn:
+            if action == "current":
+                return MigrationContext.configure(conn).get_current_revision()
+            cfg = _config()
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+            return head_revision()
+    except sa.exc.OperationalError as exc:
+        first_line = str(exc.orig or exc).strip().splitlines()[0]
+        raise DatabaseError(f"cannot reach the database: {first_line}") from exc
+    except sa.exc.DBAPIError as exc:
+        first_line = str(exc.orig or exc).strip().splitlines()[0]
+        raise DatabaseError(f"database error: {first_line}") from exc
+    finally:
+        engine.dispose()
+
+
+def current_revision(url: str) -> str | None:
+    return _run(url, "current")
+
+
+def upgrade(url: str) -> str:
+    """Bring the database to the newest schema; return the revision it is at."""
+    revision = _run(url, "upgrade")
+    assert revision is not None
+    return revision
+
+
+def ensure_schema(url: str) -> None:
+    """Migrate an empty database; refuse to run on one that is behind (that needs `migrate`)."""
+    current = current_revision(url)
+    if current is None:
+        upgrade(url)
+        return
+    if current != head_revision():
+        raise DatabaseError(
+            f"the database schema is at revision {current}, this version needs "
+            f"{head_revision()}: run `licensegate migrate` first"
+        )

@@ -1,0 +1,505 @@
+"""The schema of every concept, as SQLAlchemy metadata: the source Alembic migrations come from.
+
+The request path never uses SQLAlchemy; it runs plain SQL through `store.database`.
+Conventions: times are Unix seconds (BIGINT), flags are 0/1 integers, strings are TEXT (lengths
+are enforced where input arrives, so an over-long value is a 400, not a database error).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+def _pk() -> sa.Column[int]:
+    return sa.Column("id", _ID, primary_key=True, autoincrement=True)
+
+
+def _ref(table: str, *, ondelete: str = "CASCADE", nullable: bool = False, name: str = "") -> sa.Column[int]:
+    return sa.Column(
+        name or f"{table.rstrip('s')}_id",
+        sa.BigInteger,
+        sa.ForeignKey(f"{table}.id", ondelete=ondelete),
+        nullable=nullable,
+    )
+
+
+def _flag(name: str, default: int) -> sa.Column[int]:
+    return sa.Column(name, sa.Integer, nullable=False, server_default=str(default))
+
+
+def _int(name: str, default: int) -> sa.Column[int]:
+    return sa.Column(name, sa.Integer, nullable=False, server_default=str(default))
+
+
+def _time(name: str, nullable: bool = True) -> sa.Column[int]:
+    return sa.Column(name, sa.BigInteger, nullable=nullable)
+
+
+def _text(name: str, nullable: bool = True, default: str | None = None) -> sa.Column[str]:
+    if default is not None:
+        return sa.Column(name, sa.Text, nullable=False, server_default=default)
+    return sa.Column(name, sa.Text, nullable=nullable)
+
+
+# --- owners and their teams -------------------------------------------------------------------
+
+accounts = sa.Table(
+    "accounts",
+    metadata,
+    _pk(),
+    _text("username", nullable=False),
+    _text("email"),
+    _text("password_hash"),
+    _text("role", nullable=False),  # seller | reseller | manager
+    _text("ownerid"),  # sellers only: the 10-character id clients send as `ownerid`
+    _ref("accounts", nullable=True, name="parent_id"),  # the seller a reseller/manager belongs to
+    _flag("disabled", 0),
+    _time("created_at", nullable=False),
+    _time("last_login_at"),
+    sa.UniqueConstraint("username"),
+    sa.UniqueConstraint("ownerid"),
+)
+
+apps = sa.Table(
+    "apps",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("ownerid", nullable=False),  # copy of the owner account's ownerid, for the client lookup
+    _text("name", nullable=False),
+    _text("secret", nullable=False),
+    _text("version", default="1.0"),
+    _text("download_link"),
+    _flag("enabled", 1),
+    _time("paused_at"),
+    _flag("hwid_lock", 1),
+    _flag("force_hwid", 0),
+    _int("min_hwid_length", 0),
+    _int("max_hwids", 1),
+    _int("hwid_reset_cooldown", 604800),
+    _int("session_seconds", 21600),
+    _int("min_username_length", 1),
+    _flag("hash_check", 0),
+    _flag("seller_log", 0),
+    _text("log_webhook_url"),  # Discord-compatible URL client logs are forwarded to
+    _text("tamper_action", default="log"),  # log | ban
+    _int("client_rate_limit", 1200),  # client API requests per window per application
+    _int("client_rate_window", 60),
+    _int("auth_rate_limit", 30),  # login-type attempts per window per (app, credential, IP)
+    _int("auth_rate_window", 60),
+    _int("chat_history", 50),
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.UniqueConstraint("account_id", "name"),
+    sa.UniqueConstraint("ownerid", "name"),
+    sa.UniqueConstraint("secret"),
+)
+
+app_hashes = sa.Table(
+    "app_hashes",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("hash", nullable=False),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "hash"),
+)
+
+app_messages = sa.Table(
+    "app_messages",
+    metadata,
+    _ref("apps"),
+    _text("name", nullable=False),
+    _text("text", nullable=False),
+    sa.PrimaryKeyConstraint("app_id", "name"),
+)
+
+seller_keys = sa.Table(
+    "seller_keys",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("key_hash", nullable=False),  # SHA-256 of the key; the key itself is never stored
+    _text("prefix", nullable=False),  # first characters, so a person can tell keys apart
+    _text("name", default=""),
+    sa.Column("permissions", sa.BigInteger, nullable=False),
+    _time("created_at", nullable=False),
+    _time("last_used_at"),
+    sa.UniqueConstraint("key_hash"),
+)
+
+team_members = sa.Table(
+    "team_members",
+    metadata,
+    sa.Column(
+        "account_id",
+        sa.BigInteger,
+        sa.ForeignKey("accounts.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _ref("apps"),
+    sa.Column("permissions", sa.BigInteger, nullable=False, server_default="0"),
+    _text("key_levels", default=""),  # resellers: allowed levels, comma-separated; empty = any
+    _int("balance_day", 0),
+    _int("balance_week", 0),
+    _int("balance_month", 0),
+    _int("balance_three_month", 0),
+    _int("balance_six_month", 0),
+    _int("balance_year", 0),
+    _int("balance_lifetime", 0),
+    sa.Index(None, "app_id"),
+)
+
+dashboard_sessions = sa.Table(
+    "dashboard_sessions",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("token_hash", nullable=False),
+    _text("ip"),
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    sa.UniqueConstraint("token_hash"),
+)
+
+# --- licensing --------------------------------------------------------------------------------
+
+subscriptions = sa.Table(
+    "subscriptions",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("name", nullable=False),
+    _text("level", nullable=False),
+    _time("paused_at"),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "name"),
+    sa.Index(None, "app_id", "level"),
+)
+
+users = sa.Table(
+    "users",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("username", nullable=False),
+    _text("password_hash"),  # argon2id; NULL until set (the first login sets it)
+    _text("email"),
+    _text("email_lower"),
+    _text("banned_reason"),
+    _time("created_at", nullable=False),
+    _time("last_login_at"),
+    _text("last_ip"),
+    _text("created_by", default="SellerAPI"),
+    _ref("accounts", ondelete="SET NULL", nullable=True, name="owner_account_id"),
+    _flag("hwid_lock", 1),  # 0 exempts this user from the application's HWID lock
+    _time("hwid_reset_at"),
+    sa.Column("hwid_cooldown", sa.Integer),  # per-user override of the app's reset cooldown
+    _text("otp_secret"),
+    _flag("otp_enabled", 0),
+    _time("otp_last_step"),
+    _text("otp_pending_secret"),
+    _time("otp_pending_expires"),
+    sa.UniqueConstraint("app_id", "username"),
+    sa.Index(None, "app_id", "email_lower"),
+)
+
+license_keys = sa.Table(
+    "license_keys",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("key", nullable=False),
+    _text("level", nullable=False),
+    sa.Column("duration", sa.BigInteger, nullable=False),  # seconds; the clock starts at redemption
+    _text("note"),
+    _text("status", default="unused"),  # unused | used
+    _text("banned_reason"),  # not NULL = banned
+    _text("generated_by", default="SellerAPI"),
+    _ref("accounts", ondelete="SET NULL", nullable=True, name="generated_by_account_id"),
+    _time("created_at", nullable=False),
+    _time("used_at"),
+    _ref("users", ondelete="SET NULL", nullable=True, name="used_by_user_id"),
+    _text("used_by"),
+    sa.UniqueConstraint("app_id", "key"),
+    sa.Index(None, "app_id", "status"),
+    sa.Index(None, "used_by_user_id"),
+)
+
+user_hwids = sa.Table(
+    "user_hwids",
+    metadata,
+    _pk(),
+    _ref("users"),
+    _text("hwid", nullable=False),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("user_id", "hwid"),
+)
+
+user_subscriptions = sa.Table(
+    "user_subscriptions",
+    metadata,
+    _pk(),
+    _ref("users"),
+    _ref("subscriptions"),
+    _time("expires_at", nullable=False),
+    _time("paused_at"),  # set while this user's time is frozen
+    _ref("license_keys", ondelete="SET NULL", nullable=True, name="key_id"),
+    _time("created_at", nullable=False),
+    sa.Index(None, "user_id"),
+    sa.Index(None, "subscription_id"),
+    sa.Index(None, "key_id"),
+)
+
+tokens = sa.Table(
+    "tokens",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("token_hash", nullable=False),
+    _text("kind", nullable=False),  # user | license
+    _text("assigned", nullable=False),
+    _text("banned_reason"),
+    _text("file_hash"),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("token_hash"),
+    sa.Index(None, "app_id", "assigned"),
+)
+
+# --- client sessions ---------------------------------------------------------------------------
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    _ref("apps"),
+    _ref("users", nullable=True),
+    _text("credential"),
+    _flag("validated", 0),
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    _text("ip"),
+    _text("hwid"),
+    _text("os"),
+    _text("architecture"),
+    _text("device"),
+    _text("cpu_cores"),
+    _text("ram"),
+    _text("client_version"),
+    sa.Index(None, "app_id", "validated", "expires_at"),
+    sa.Index(None, "app_id", "ip"),
+    sa.Index(None, "user_id"),
+)
+
+password_resets = sa.Table(
+    "password_resets",
+    metadata,
+    _pk(),
+    _ref("users"),
+    _text("token_hash", nullable=False),
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    _time("used_at"),
+    sa.UniqueConstraint("token_hash"),
+)
+
+# --- variables, chat, files, webhooks ---------------------------------------------------------
+
+global_vars = sa.Table(
+    "global_vars",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("name", nullable=False),
+    _text("value", nullable=False),
+    _flag("authed", 1),  # 1: only a logged-in session may read it
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.UniqueConstraint("app_id", "name"),
+)
+
+user_vars = sa.Table(
+    "user_vars",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("users"),
+    _text("name", nullable=False),
+    _text("value", nullable=False),
+    _flag("read_only", 0),
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.UniqueConstraint("user_id", "name"),
+    sa.Index(None, "app_id", "name"),
+)
+
+chat_channels = sa.Table(
+    "chat_channels",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("name", nullable=False),
+    _int("delay_seconds", 0),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "name"),
+)
+
+chat_messages = sa.Table(
+    "chat_messages",
+    metadata,
+    _pk(),
+    _ref("chat_channels", name="channel_id"),
+    _text("author", nullable=False),
+    _text("role", nullable=False),  # user | developer
+    _text("message", nullable=False),
+    _time("created_at", nullable=False),
+    sa.Index(None, "channel_id", "id"),
+)
+
+chat_mutes = sa.Table(
+    "chat_mutes",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("users"),
+    _time("until", nullable=False),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "user_id"),
+)
+
+files = sa.Table(
+    "files",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("file_id", nullable=False),  # the public id clients ask for
+    _text("name", nullable=False),
+    _text("url"),  # files added by URL
+    _text("storage_key"),  # uploaded files: SHA-256 of the content, the name on disk
+    sa.Column("size", sa.BigInteger),
+    _flag("authed", 1),
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.UniqueConstraint("app_id", "file_id"),
+)
+
+webhooks = sa.Table(
+    "webhooks",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("webid", nullable=False),
+    _text("base_url", nullable=False),  # may hold secrets: never shown to client API callers
+    _text("user_agent", default="licensegate"),
+    _flag("authed", 1),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "webid"),
+)
+
+loader_buttons = sa.Table(
+    "loader_buttons",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("value", nullable=False),
+    _text("text", nullable=False),
+    sa.UniqueConstraint("app_id", "value"),
+)
+
+# --- protection -------------------------------------------------------------------------------
+
+blacklist = sa.Table(
+    "blacklist",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("kind", nullable=False),  # hwid | ip (an address or a CIDR range)
+    _text("value", nullable=False),
+    _text("reason"),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "kind", "value"),
+)
+
+whitelist = sa.Table(
+    "whitelist",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("value", nullable=False),  # an IP address or CIDR range
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("app_id", "value"),
+)
+
+# --- logs -------------------------------------------------------------------------------------
+
+client_logs = sa.Table(
+    "client_logs",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("credential"),
+    _text("pcuser"),
+    _text("message", nullable=False),
+    _text("ip"),
+    _time("created_at", nullable=False),
+    sa.Index(None, "app_id", "created_at"),
+    sa.Index(None, "app_id", "ip"),
+)
+
+tamper_logs = sa.Table(
+    "tamper_logs",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("users", ondelete="SET NULL", nullable=True),
+    _text("credential"),
+    _text("hwid"),
+    _text("ip"),
+    _text("reason", nullable=False),
+    _text("details"),
+    _time("created_at", nullable=False),
+    sa.Index(None, "app_id", "created_at"),
+)
+
+# The audit log outlives what it describes, so it holds ids without foreign keys.
+audit_log = sa.Table(
+    "audit_log",
+    metadata,
+    _pk(),
+    sa.Column("app_id", sa.BigInteger),
+    sa.Column("account_id", sa.BigInteger),
+    _text("actor", nullable=False),
+    _text("action", nullable=False),
+    _text("target"),
+    _text("before"),
+    _text("after"),
+    _text("ip"),
+    _time("created_at", nullable=False),
+    _text("prev_hash"),
+    _text("entry_hash"),
+    sa.Index(None, "app_id", "id"),
+)
+
+seller_log = sa.Table(
+    "seller_log",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("ip"),
+    _text("operation", nullable=False),
+    _text("params", nullable=False),  # JSON, with secrets removed
+    _time("created_at", nullable=False),
+    sa.Index(None, "app_id", "id"),
+)

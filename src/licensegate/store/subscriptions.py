@@ -1,0 +1,83 @@
+"""SQL for subscription definitions and their pausing."""
+
+from __future__ import annotations
+
+from licensegate.store.database import Executor, Row
+
+# A user's subscription counts only while unexpired and neither it nor its definition is paused.
+ACTIVE_GRANT = "us.expires_at > ? AND us.paused_at IS NULL AND s.paused_at IS NULL"
+
+
+async def insert(db: Executor, *, app_id: int, name: str, level: str, now: int) -> int:
+    sub_id: int = await db.fetch_value(
+        "INSERT INTO subscriptions (app_id, name, level, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+        app_id,
+        name,
+        level,
+        now,
+    )
+    return sub_id
+
+
+async def find(db: Executor, app_id: int, name: str) -> Row | None:
+    return await db.fetch_one(
+        "SELECT id, name, level, paused_at FROM subscriptions WHERE app_id = ? AND name = ?",
+        app_id,
+        name,
+    )
+
+
+async def list_for_app(db: Executor, app_id: int) -> list[Row]:
+    return await db.fetch_all(
+        "SELECT id, name, level, paused_at, created_at FROM subscriptions WHERE app_id = ? ORDER BY id",
+        app_id,
+    )
+
+
+async def for_level(db: Executor, app_id: int, level: str) -> list[Row]:
+    return await db.fetch_all(
+        "SELECT id, name, level, paused_at FROM subscriptions WHERE app_id = ? AND level = ? ORDER BY id",
+        app_id,
+        level,
+    )
+
+
+async def delete(db: Executor, sub_id: int) -> int:
+    return await db.execute("DELETE FROM subscriptions WHERE id = ?", sub_id)
+
+
+async def update(db: Executor, sub_id: int, *, name: str, level: str) -> int:
+    return await db.execute("UPDATE subscriptions SET name = ?, level = ? WHERE id = ?", name, level, sub_id)
+
+
+async def pause(db: Executor, sub_id: int, now: int) -> int:
+    return await db.execute(
+        "UPDATE subscriptions SET paused_at = ? WHERE id = ? AND paused_at IS NULL", now, sub_id
+    )
+
+
+async def unpause(db: Executor, sub_id: int, paused_at: int, now: int) -> int:
+    """Give back the frozen time: grants that were running when the pause began move their
+    expiry forward by the length of the pause. Grants a user-level pause froze keep their own."""
+    await db.execute(
+        "UPDATE user_subscriptions SET expires_at = expires_at + ? "
+        "WHERE subscription_id = ? AND expires_at > ? AND paused_at IS NULL",
+        now - paused_at,
+        sub_id,
+        paused_at,
+    )
+    return await db.execute(
+        "UPDATE subscriptions SET paused_at = NULL WHERE id = ? AND paused_at = ?",
+        sub_id,
+        paused_at,
+    )
+
+
+async def count_active_grants(db: Executor, sub_id: int, now: int) -> int:
+    count: int = await db.fetch_value(
+        "SELECT COUNT(*) FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id "
+        f"WHERE us.subscription_id = ? AND {ACTIVE_GRANT}",
+        sub_id,
+        now,
+    )
+    return count

@@ -1,0 +1,106 @@
+"""Fixtures shared by the whole suite. Every test that touches a database runs twice: on SQLite
+and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from licensegate.app import build_app
+from licensegate.clock import MovableClock
+from licensegate.config import Settings
+from licensegate.services import Services
+from tests import databases
+from tests.helpers import Seller, create_seller
+from tests.live import LiveServer, start_server
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return databases.create_sqlite_template(tmp_path_factory.mktemp("template"))
+
+
+@pytest.fixture(scope="session")
+def postgres_test_url() -> str:
+    name = f"lgtest_{databases.worker_suffix()}"
+    return asyncio.run(databases.create_postgres_database(name))
+
+
+@pytest.fixture(params=databases.FLAVOURS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        template: Path = request.getfixturevalue("sqlite_template")
+        yield databases.sqlite_copy(template, tmp_path / "test.db")
+    else:
+        url: str = request.getfixturevalue("postgres_test_url")
+        asyncio.run(databases.empty_postgres(url))
+        yield url
+
+
+def make_settings(db_url: str, **overrides: object) -> Settings:
+    base = Settings(
+        database_url=db_url,
+        argon2_time_cost=1,
+        argon2_memory_kib=64,
+        pg_pool_size=4,
+    )
+    return base.with_overrides(**overrides) if overrides else base
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    return MovableClock()
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return make_settings(db_url)
+
+
+@pytest.fixture
+async def services(settings: Settings, clock: MovableClock) -> AsyncIterator[Services]:
+    opened = await Services.open(settings, clock=clock)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+async def client(services: Services) -> AsyncIterator[httpx.AsyncClient]:
+    app = build_app(services.settings, services)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
+
+
+@pytest.fixture
+async def seller(services: Services, client: httpx.AsyncClient) -> Seller:
+    return await create_seller(services, client)
+
+
+@pytest.fixture(scope="module", params=databases.FLAVOURS)
+def live_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """A real `licensegate serve` process with two workers, on its own database."""
+    folder = tmp_path_factory.mktemp("live")
+    if request.param == "sqlite":
+        url = f"sqlite:///{folder / 'live.db'}"
+    else:
+        module = request.module.__name__.rsplit(".", 1)[-1][:30]
+        url = asyncio.run(databases.create_postgres_database(f"lglive_{databases.worker_suffix()}_{module}"))
+    server = start_server(url, folder)
+    try:
+        yield server
+    finally:
+        server.stop()

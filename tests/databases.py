@@ -1,0 +1,67 @@
+"""Test databases: a migrated template per test process, copied (SQLite) or emptied (PostgreSQL)
+for every test. A PostgreSQL that cannot be reached fails the run; it never skips."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import asyncpg
+
+from licensegate.store import migrate
+from licensegate.store.schema import metadata
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "LICENSEGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+FLAVOURS = ("sqlite", "postgres")
+
+
+def worker_suffix() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def postgres_url(database: str) -> str:
+    base, _, _ = POSTGRES_ADMIN_URL.rpartition("/")
+    return f"{base}/{database}"
+
+
+async def create_postgres_database(name: str) -> str:
+    """Drop and recreate `name`, migrate it, and return its URL."""
+    try:
+        conn = await asyncpg.connect(POSTGRES_ADMIN_URL)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise RuntimeError(
+            f"PostgreSQL is required for the test suite and is not reachable at {POSTGRES_ADMIN_URL}: {exc}"
+        ) from exc
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    url = postgres_url(name)
+    migrate.upgrade(url)
+    return url
+
+
+def create_sqlite_template(folder: Path) -> Path:
+    path = folder / "template.db"
+    migrate.upgrade(f"sqlite:///{path}")
+    return path
+
+
+def sqlite_copy(template: Path, target: Path) -> str:
+    shutil.copyfile(template, target)
+    return f"sqlite:///{target}"
+
+
+_TABLES = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+
+
+async def empty_postgres(url: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
+    finally:
+        await conn.close()

@@ -1,0 +1,95 @@
+"""Start and stop a real `licensegate serve` process for end-to-end tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+LICENSEGATE = [sys.executable, "-m", "licensegate"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def server_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        LICENSEGATE_DATABASE_URL=database_url,
+        LICENSEGATE_DATA_DIR=str(data_dir),
+        LICENSEGATE_ARGON2_TIME_COST="1",
+        LICENSEGATE_ARGON2_MEMORY_KIB="64",
+        LICENSEGATE_LOG_LEVEL="warning",
+    )
+    env.update(extra)
+    return env
+
+
+def create_app(database_url: str, data_dir: Path, owner: str, name: str) -> dict[str, str]:
+    done = subprocess.run(
+        [*LICENSEGATE, "create-app", "--owner", owner, "--name", name],
+        env=server_env(database_url, data_dir),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    created: dict[str, str] = json.loads(done.stdout)
+    return created
+
+
+@dataclass
+class LiveServer:
+    url: str
+    database_url: str
+    data_dir: Path
+    process: subprocess.Popen[bytes]
+
+    def create_app(self, owner: str, name: str) -> dict[str, str]:
+        return create_app(self.database_url, self.data_dir, owner, name)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+
+def start_server(database_url: str, data_dir: Path, workers: int = 2, **env: str) -> LiveServer:
+    port = free_port()
+    log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - lives as long as the process
+    process = subprocess.Popen(
+        [*LICENSEGATE, "serve", "--port", str(port), "--workers", str(workers)],
+        env=server_env(database_url, data_dir, **env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early: {(data_dir / 'server.log').read_text()}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return LiveServer(url, database_url, data_dir, process)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)
+    raise RuntimeError("server did not become healthy within 30 s")
