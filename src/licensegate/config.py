@@ -61,6 +61,7 @@ class Settings:
     data_dir: Path = Path("data")
     database_url: str = ""
     redis_url: str | None = None
+    redis_prefix: str = "lg"  # namespaces every Redis key, so several deployments can share one server
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
@@ -87,6 +88,7 @@ class Settings:
             data_dir=data_dir,
             database_url=_env("DATABASE_URL") or default_database_url(data_dir),
             redis_url=_env("REDIS_URL"),
+            redis_prefix=_env("REDIS_PREFIX") or "lg",
             host=_env("HOST") or "127.0.0.1",
             port=_int("PORT", 8000, 0),
             workers=_int("WORKERS", 1, 1),

@@ -70,10 +70,11 @@ class MemoryRateLimiter:
 
 
 class RedisRateLimiter:
-    def __init__(self, url: str, clock: Clock) -> None:
+    def __init__(self, url: str, clock: Clock, prefix: str = "lg") -> None:
         import redis.asyncio as redis
 
         self._clock = clock
+        self._prefix = prefix
         self._redis: Any = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         self._script = self._redis.register_script(_REDIS_HIT)
         self._last_warning = 0
@@ -84,7 +85,9 @@ class RedisRateLimiter:
         end = (index + 1) * window
         try:
             count = int(
-                await self._script(keys=[f"lg:rl:{window}:{index}:{_bucket(key)}"], args=[window + 1])
+                await self._script(
+                    keys=[f"{self._prefix}:rl:{window}:{index}:{_bucket(key)}"], args=[window + 1]
+                )
             )
         except Exception as exc:  # Redis down: fail open rather than refuse every request
             if now - self._last_warning >= 60:
@@ -99,7 +102,7 @@ class RedisRateLimiter:
         await self._redis.aclose()
 
 
-def open_rate_limiter(redis_url: str | None, clock: Clock, workers: int) -> RateLimiter:
+def open_rate_limiter(redis_url: str | None, clock: Clock, workers: int, prefix: str = "lg") -> RateLimiter:
     if redis_url:
-        return RedisRateLimiter(redis_url, clock)
+        return RedisRateLimiter(redis_url, clock, prefix)
     return MemoryRateLimiter(clock, workers)

@@ -27,7 +27,7 @@ class Services:
             settings=settings,
             db=db,
             clock=clock,
-            limiter=open_rate_limiter(settings.redis_url, clock, settings.workers),
+            limiter=open_rate_limiter(settings.redis_url, clock, settings.workers, settings.redis_prefix),
             passwords=Passwords(
                 settings.argon2_time_cost,
                 settings.argon2_memory_kib,

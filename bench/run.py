@@ -1,0 +1,242 @@
+"""Measures licensegate's hot operations under concurrent load and writes docs/benchmarks.md.
+
+For each database it starts a real `licensegate serve` (two workers by default), seeds data
+through the seller API, and drives each target with wrk (Debian package `wrk`), interleaving the
+targets over several rounds so drift hits all of them alike. `/healthz` is the ceiling: it
+touches no database.
+
+    .venv/bin/python bench/run.py                      # SQLite and PostgreSQL, 3 rounds of 10 s
+    .venv/bin/python bench/run.py --databases sqlite --duration 5 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests import databases  # noqa: E402  (reuses the test suite's database set-up)
+from tests.live import LiveServer, create_app, start_server  # noqa: E402
+
+LUA = Path(__file__).with_name("wrk.lua")
+UNLIMITED = str(10**9)
+
+
+@dataclass
+class Target:
+    name: str
+    method: str
+    paths: list[str]
+
+
+@dataclass
+class Result:
+    database: str
+    target: str
+    rps: list[float] = field(default_factory=list)
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+    errors: int = 0
+
+
+def seller_query(key: str, type_: str, **params: str) -> str:
+    return "/api/seller/?" + urlencode({"sellerkey": key, "type": type_, **params})
+
+
+def seed_seller(server: LiveServer) -> list[Target]:
+    """An application with 1,000 unused keys; `verify` asks for a random one of them."""
+    key = server.create_app("bench", "bench")["sellerkey"]
+    keys: list[str] = []
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        for _ in range(10):
+            body = http.get(seller_query(key, "add", expiry="30", amount="100")).json()
+            keys.extend(body["keys"])
+        assert http.get(seller_query(key, "verify", key=keys[0])).status_code == 200
+    return [Target("seller verify", "GET", [seller_query(key, "verify", key=k) for k in keys])]
+
+
+SEEDERS: list[Callable[[LiveServer], list[Target]]] = [seed_seller]
+
+
+def run_wrk(
+    url: str, target: Target, folder: Path, seconds: int, connections: int, threads: int
+) -> dict[str, Any]:
+    paths_file = folder / (target.name.replace(" ", "_") + ".txt")
+    paths_file.write_text("\n".join(target.paths) + "\n")
+    command = [
+        "wrk",
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "-s",
+        str(LUA),
+        url,
+        "--",
+        str(paths_file),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, "BENCH_METHOD": target.method}, check=True
+    )
+    line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH_JSON "))
+    stats: dict[str, Any] = json.loads(line.removeprefix("BENCH_JSON "))
+    return stats
+
+
+def prepare_database(flavour: str, folder: Path) -> str:
+    if flavour == "sqlite":
+        return f"sqlite:///{folder / 'bench.db'}"
+    return asyncio.run(databases.create_postgres_database("lgbench"))
+
+
+def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[str, str], Result]) -> None:
+    with tempfile.TemporaryDirectory(prefix="lgbench-") as tmp:
+        folder = Path(tmp)
+        url = prepare_database(flavour, folder)
+        create_app(url, folder, "warmup", "warmup")  # migrates before the server starts
+        server = start_server(
+            url,
+            folder,
+            workers=args.workers,
+            LICENSEGATE_SELLER_RATE_LIMIT=UNLIMITED,
+        )
+        try:
+            targets = [Target("healthz", "GET", ["/healthz"])]
+            for seed in SEEDERS:
+                targets.extend(seed(server))
+            for target in targets:  # warm-up: imports, statement caches, connection pools
+                run_wrk(server.url, target, folder, 3, args.connections, args.threads)
+            for round_no in range(args.rounds):
+                order = targets if round_no % 2 == 0 else list(reversed(targets))
+                for target in order:
+                    stats = run_wrk(server.url, target, folder, args.duration, args.connections, args.threads)
+                    result = results.setdefault((flavour, target.name), Result(flavour, target.name))
+                    result.rps.append(stats["requests"] / (stats["duration_us"] / 1e6))
+                    result.p50.append(stats["p50_us"] / 1000)
+                    result.p99.append(stats["p99_us"] / 1000)
+                    result.errors += sum(v for k, v in stats.items() if k.startswith("errors_"))
+                    print(
+                        f"{flavour:8} {target.name:22} {result.rps[-1]:9.0f} req/s "
+                        f"p50 {result.p50[-1]:6.2f} ms p99 {result.p99[-1]:6.2f} ms",
+                        file=sys.stderr,
+                    )
+        finally:
+            server.stop()
+
+
+def machine() -> list[str]:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    pg = subprocess.run(["psql", "--version"], capture_output=True, text=True).stdout.strip() or "n/a"
+    wrk = subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.splitlines()
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} cores; the load generator runs on the same cores",
+        f"- {platform.platform()}; Python {platform.python_version()}; SQLite {sqlite3.sqlite_version}; {pg}",
+        f"- {wrk[0] if wrk else 'wrk'}",
+    ]
+
+
+def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, str], Result]) -> None:
+    today = time.strftime("%Y-%m-%d")
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Measured {today} by `bench/run.py`; regenerate with the command below after any change that may",
+        "touch speed. Figures are medians over the rounds; the load generator shares the machine's cores, so",
+        "absolute numbers are understated and the ratios matter most.",
+        "",
+        "## Machine",
+        "",
+        *machine(),
+        "",
+        "## Command",
+        "",
+        "```",
+        f".venv/bin/python bench/run.py --databases {','.join(args.databases)} --duration {args.duration} "
+        f"--rounds {args.rounds} --connections {args.connections} --threads {args.threads} "
+        f"--workers {args.workers}",
+        "```",
+        "",
+        f"Each target: `wrk -t{args.threads} -c{args.connections} -d{args.duration}s --latency "
+        "-s bench/wrk.lua`,",
+        f"after a 3 s warm-up, against `licensegate serve --workers {args.workers}`.",
+        "",
+        "## Results",
+        "",
+        "| database | operation | requests/s | % of /healthz | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for flavour in args.databases:
+        ceiling = results.get((flavour, "healthz"))
+        ceiling_rps = statistics.median(ceiling.rps) if ceiling else 0.0
+        for (db, _name), result in results.items():
+            if db != flavour:
+                continue
+            rps = statistics.median(result.rps)
+            share = f"{100 * rps / ceiling_rps:.0f}%" if ceiling_rps else "-"
+            lines.append(
+                f"| {db} | {result.target} | {rps:,.0f} | {share} | {statistics.median(result.p50):.2f} | "
+                f"{statistics.median(result.p99):.2f} | {result.errors} |"
+            )
+    lines += [
+        "",
+        "## What the operations do",
+        "",
+        "- `healthz`: `GET /healthz`, no database: the ceiling of the HTTP stack on this machine.",
+        "- `seller verify`: `GET /api/seller/?type=verify&key=...` for a random one of 1,000 keys:",
+        "  seller-key authentication (one indexed lookup by the key's SHA-256), rate limiting, key lookup.",
+        "",
+    ]
+    path.write_text("\n".join(lines))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--databases", type=lambda s: s.split(","), default=["sqlite", "postgres"])
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("bench needs wrk: apt-get install -y wrk", file=sys.stderr)
+        return 2
+    results: dict[tuple[str, str], Result] = {}
+    for flavour in args.databases:
+        bench_database(flavour, args, results)
+    write_report(args.output, args, results)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""The two database adapters behave alike: rows, row counts, transactions, placeholders."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from licensegate.store.database import Database, DatabaseError, dialect_of, open_database, sqlite_path
+from licensegate.store.postgres import to_postgres
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def db(db_url: str) -> AsyncIterator[Database]:
+    database = await open_database(db_url, pool_size=4)
+    yield database
+    await database.close()
+
+
+async def add_account(db: Database, name: str) -> int:
+    account_id: int = await db.fetch_value(
+        "INSERT INTO accounts (username, role, created_at) VALUES (?, 'seller', 1) RETURNING id", name
+    )
+    return account_id
+
+
+async def test_rows_are_dicts_and_values_come_back(db: Database) -> None:
+    account_id = await add_account(db, "ann")
+    row = await db.fetch_one("SELECT id, username, disabled FROM accounts WHERE id = ?", account_id)
+    assert row == {"id": account_id, "username": "ann", "disabled": 0}
+    assert await db.fetch_one("SELECT id FROM accounts WHERE username = ?", "nobody") is None
+    assert await db.fetch_value("SELECT username FROM accounts WHERE id = ?", account_id) == "ann"
+    assert await db.fetch_value("SELECT username FROM accounts WHERE id = ?", -1) is None
+
+
+async def test_execute_returns_the_number_of_changed_rows(db: Database) -> None:
+    await add_account(db, "a")
+    await add_account(db, "b")
+    assert await db.execute("UPDATE accounts SET disabled = 1") == 2
+    assert await db.execute("UPDATE accounts SET disabled = 1 WHERE username = ?", "zzz") == 0
+    assert await db.execute("DELETE FROM accounts WHERE username = ?", "a") == 1
+
+
+async def test_execute_many_inserts_every_row(db: Database) -> None:
+    await db.execute_many(
+        "INSERT INTO accounts (username, role, created_at) VALUES (?, 'seller', ?)",
+        [("x", 1), ("y", 2), ("z", 3)],
+    )
+    rows = await db.fetch_all("SELECT username FROM accounts ORDER BY username")
+    assert [r["username"] for r in rows] == ["x", "y", "z"]
+
+
+async def insert_then_fail(db: Database) -> None:
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO accounts (username, role, created_at) VALUES ('t', 'seller', 1)")
+        raise RuntimeError("boom")
+
+
+async def test_a_failed_transaction_leaves_nothing_behind(db: Database) -> None:
+    with pytest.raises(RuntimeError, match="boom"):
+        await insert_then_fail(db)
+    assert await db.fetch_value("SELECT COUNT(*) FROM accounts") == 0
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO accounts (username, role, created_at) VALUES ('t', 'seller', 1)")
+    assert await db.fetch_value("SELECT COUNT(*) FROM accounts") == 1
+
+
+async def test_transactions_of_concurrent_tasks_do_not_interleave(db: Database) -> None:
+    """A read-modify-write in a transaction is not lost when many tasks run it at once."""
+    account_id = await add_account(db, "counter")
+
+    async def bump() -> None:
+        async with db.transaction() as tx:
+            # PostgreSQL needs the row lock; SQLite's BEGIN IMMEDIATE already serialises writers.
+            lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
+            value = await tx.fetch_value(f"SELECT disabled FROM accounts WHERE id = ?{lock}", account_id)
+            await asyncio.sleep(0)
+            await tx.execute("UPDATE accounts SET disabled = ? WHERE id = ?", value + 1, account_id)
+
+    await asyncio.gather(*(bump() for _ in range(20)))
+    assert await db.fetch_value("SELECT disabled FROM accounts WHERE id = ?", account_id) == 20
+
+
+async def test_unique_constraints_hold(db: Database) -> None:
+    await add_account(db, "dup")
+    with pytest.raises(Exception):  # noqa: B017, PT011 - each driver raises its own integrity error
+        await add_account(db, "dup")
+
+
+async def test_using_sqlite_inside_its_own_transaction_is_caught(tmp_path: Path) -> None:
+    # Only the single-connection SQLite adapter could deadlock this way.
+    db = await open_database(f"sqlite:///{tmp_path / 'x.db'}")
+    try:
+        with pytest.raises(RuntimeError, match="transaction handle"):
+            async with db.transaction():
+                await db.fetch_value("SELECT 1")
+    finally:
+        await db.close()
+
+
+def test_placeholders_are_rewritten_for_postgres() -> None:
+    assert to_postgres("SELECT ? , ? FROM t WHERE a = ?") == "SELECT $1 , $2 FROM t WHERE a = $3"
+
+
+def test_urls_are_recognised() -> None:
+    assert dialect_of("sqlite:///x.db") == "sqlite"
+    assert dialect_of("postgresql://u@h/db") == "postgresql"
+    assert dialect_of("postgres://u@h/db") == "postgresql"
+    assert dialect_of("postgresql+asyncpg://u@h/db") == "postgresql"
+    assert sqlite_path("sqlite:////abs/x.db") == "/abs/x.db"
+    with pytest.raises(DatabaseError, match="unsupported"):
+        dialect_of("mysql://x")
+    with pytest.raises(DatabaseError):
+        sqlite_path("sqlite:///")
+
+
+async def test_unreachable_postgres_is_a_clear_error() -> None:
+    with pytest.raises(DatabaseError, match="cannot connect to PostgreSQL"):
+        await open_database("postgresql://postgres@127.0.0.1:1/none")

@@ -1,0 +1,99 @@
+"""The `licensegate` command: its output contract and its one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from licensegate.store import migrate
+from tests.live import LICENSEGATE, server_env
+
+
+def run(args: list[str], database_url: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*LICENSEGATE, *args],
+        env=server_env(database_url, data_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert done.returncode != 0
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("licensegate: ")
+    assert fragment in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_create_app_prints_exactly_one_json_object(db_url: str, tmp_path: Path) -> None:
+    done = run(["create-app", "--owner", "ann", "--name", "Tool"], db_url, tmp_path)
+    assert done.returncode == 0, done.stderr
+    created = json.loads(done.stdout)
+    assert set(created) == {"ownerid", "name", "sellerkey"}
+    assert re.fullmatch(r"[A-Za-z0-9]{10}", created["ownerid"])
+    assert created["name"] == "Tool"
+    assert re.fullmatch(r"[0-9a-f]{32}", created["sellerkey"])
+    assert done.stdout.count("\n") == 1
+
+    # A second application of the same owner shares the ownerid and gets its own key.
+    second = json.loads(run(["create-app", "--owner", "ann", "--name", "Other"], db_url, tmp_path).stdout)
+    assert second["ownerid"] == created["ownerid"]
+    assert second["sellerkey"] != created["sellerkey"]
+
+
+def test_create_app_refuses_a_duplicate_in_one_line(db_url: str, tmp_path: Path) -> None:
+    assert run(["create-app", "--owner", "bo", "--name", "Dup"], db_url, tmp_path).returncode == 0
+    done = run(["create-app", "--owner", "bo", "--name", "Dup"], db_url, tmp_path)
+    assert_one_line_error(done, "already has an application named 'Dup'")
+
+
+def test_create_app_refuses_empty_names(tmp_path: Path) -> None:
+    done = run(["create-app", "--owner", " ", "--name", "x"], f"sqlite:///{tmp_path / 'a.db'}", tmp_path)
+    assert_one_line_error(done, "owner name must not be empty")
+
+
+def test_bad_database_urls_give_one_line(tmp_path: Path) -> None:
+    assert_one_line_error(run(["migrate"], "mysql://x/y", tmp_path), "unsupported database URL scheme")
+    assert_one_line_error(
+        run(["create-app", "--owner", "a", "--name", "b"], "postgresql://postgres@127.0.0.1:1/x", tmp_path),
+        "cannot reach the database",
+    )
+    assert_one_line_error(run(["serve", "--port", "0"], "mysql://x/y", tmp_path), "unsupported")
+
+
+def test_bad_setting_gives_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*LICENSEGATE, "migrate"],
+        env=server_env(f"sqlite:///{tmp_path / 'x.db'}", tmp_path, LICENSEGATE_WORKERS="many"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_one_line_error(done, "LICENSEGATE_WORKERS must be a whole number")
+
+
+def test_migrate_brings_an_empty_database_to_head(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    done = run(["migrate"], url, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert migrate.current_revision(url) == migrate.head_revision()
+    assert run(["migrate"], url, tmp_path).returncode == 0  # idempotent
+
+
+def test_serve_refuses_a_schema_that_is_behind(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    url = f"sqlite:///{path}"
+    migrate.upgrade(url)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0000'")
+    with pytest.raises(Exception, match="run `licensegate migrate` first"):
+        migrate.ensure_schema(url)
