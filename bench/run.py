@@ -58,8 +58,8 @@ class Result:
     errors: int = 0
 
 
-def seller_query(key: str, type_: str, **params: str) -> str:
-    return "/api/seller/?" + urlencode({"sellerkey": key, "type": type_, **params})
+def seller_query(sellerkey: str, type_: str, **params: str) -> str:
+    return "/api/seller/?" + urlencode({"sellerkey": sellerkey, "type": type_, **params})
 
 
 def seed_seller(server: LiveServer) -> list[Target]:

@@ -1,0 +1,61 @@
+"""Global variables: named values of an application that its clients can read; `authed` ones only
+from a logged-in session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from licensegate.domain.errors import Conflict, NotFound
+from licensegate.domain.timefmt import datetime_text
+from licensegate.store import global_vars as store
+from licensegate.store.database import Executor
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalVar:
+    name: str
+    value: str
+    authed: bool
+
+
+def _not_found(name: str) -> NotFound:
+    return NotFound(f"No global variable named '{name}' exists.", "variable_not_found")
+
+
+async def create(db: Executor, app_id: int, *, name: str, value: str, authed: bool, now: int) -> None:
+    if await store.insert(db, app_id, name=name, value=value, authed=authed, now=now) is None:
+        raise Conflict(f"A global variable named '{name}' already exists.", "variable_exists")
+
+
+async def edit(db: Executor, app_id: int, name: str, *, value: str, authed: bool | None, now: int) -> None:
+    if await store.update(db, app_id, name, value=value, authed=authed, now=now) == 0:
+        raise _not_found(name)
+
+
+async def get(db: Executor, app_id: int, name: str) -> GlobalVar:
+    row = await store.find(db, app_id, name)
+    if row is None:
+        raise _not_found(name)
+    return GlobalVar(name=row["name"], value=row["value"], authed=bool(row["authed"]))
+
+
+async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
+    """Every variable in creation order, in the interface document's shape."""
+    return [
+        {
+            "setting_key": row["name"],
+            "setting_value": str(row["value"]),
+            "created_at": datetime_text(row["created_at"]),
+        }
+        for row in await store.list_for_app(db, app_id)
+    ]
+
+
+async def delete(db: Executor, app_id: int, name: str) -> None:
+    if await store.delete(db, app_id, name) == 0:
+        raise _not_found(name)
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await store.delete_all(db, app_id)

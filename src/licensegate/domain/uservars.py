@@ -1,0 +1,107 @@
+"""User variables: named values the owner (or the client, unless read-only) stores per end user.
+
+The owner may overwrite a read-only variable; the flag only stops the client API from doing so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from licensegate.domain.errors import NotFound
+from licensegate.store import user_vars as store
+from licensegate.store import users as users_store
+from licensegate.store.database import Executor
+
+ALL_USERS = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class UserVar:
+    value: str
+    read_only: bool
+
+
+def _user_not_found(username: str) -> NotFound:
+    return NotFound(f"No user named '{username}' exists.", "user_not_found")
+
+
+def _variable_not_found(username: str, name: str) -> NotFound:
+    return NotFound(f"The user '{username}' has no variable named '{name}'.", "variable_not_found")
+
+
+async def _require_user(db: Executor, app_id: int, username: str) -> int:
+    row = await users_store.find(db, app_id, username)
+    if row is None:
+        raise _user_not_found(username)
+    user_id: int = row["id"]
+    return user_id
+
+
+async def set_value(
+    db: Executor, app_id: int, user: str, *, name: str, value: str, read_only: bool | None, now: int
+) -> int:
+    """Create or replace the variable for one user, or for every user when `user` is `all`.
+    Returns how many users' variables were written."""
+    everyone = user == ALL_USERS
+    written = await store.upsert(
+        db,
+        app_id,
+        None if everyone else user,
+        name=name,
+        value=value,
+        read_only=read_only,
+        now=now,
+    )
+    if written == 0:
+        if everyone:
+            raise NotFound("The application has no users to set the variable for.", "no_users")
+        raise _user_not_found(user)
+    return written
+
+
+async def get(db: Executor, app_id: int, username: str, name: str) -> UserVar:
+    row = await store.find_for_user(db, app_id, username, name)
+    if row is None:
+        raise _user_not_found(username)
+    if row["value"] is None:
+        raise _variable_not_found(username, name)
+    return UserVar(value=row["value"], read_only=bool(row["read_only"]))
+
+
+async def edit(
+    db: Executor, app_id: int, username: str, name: str, *, value: str, read_only: bool | None, now: int
+) -> None:
+    """Change an existing variable; never creates one."""
+    changed = await store.update(db, app_id, username, name, value=value, read_only=read_only, now=now)
+    if changed == 0:
+        await _require_user(db, app_id, username)
+        raise _variable_not_found(username, name)
+
+
+async def delete(db: Executor, app_id: int, username: str, name: str) -> None:
+    if await store.delete(db, app_id, username, name) == 0:
+        await _require_user(db, app_id, username)
+        raise _variable_not_found(username, name)
+
+
+async def delete_by_name(db: Executor, app_id: int, name: str) -> int:
+    return await store.delete_by_name(db, app_id, name)
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await store.delete_all(db, app_id)
+
+
+async def list_page(
+    db: Executor, app_id: int, *, username: str | None, name: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of variables, oldest first, and the total that match the filters."""
+    user_id = None if username is None else await _require_user(db, app_id, username)
+    rows = await store.list_page(db, app_id, user_id=user_id, name=name, limit=limit, offset=offset)
+    total = await store.count(db, app_id, user_id=user_id, name=name)
+    entries = [
+        {"name": row["name"], "data": row["value"], "user": row["username"], "readOnly": row["read_only"]}
+        for row in rows
+    ]
+    return entries, total
