@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from licensegate.domain import subscriptions
+from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
+from licensegate.domain.timefmt import datetime_text, unix_text
+from licensegate.passwords import Passwords
 from licensegate.store import blacklist as blacklist_store
+from licensegate.store import user_subscriptions as grant_store
 from licensegate.store import users as store
-from licensegate.store.database import Executor
+from licensegate.store.database import Database, Executor, Row
 
 
 async def ban(db: Executor, app_id: int, user_id: int, reason: str, now: int) -> None:
@@ -29,3 +36,380 @@ async def unban(db: Executor, app_id: int, user_id: int) -> None:
 
 async def delete(db: Executor, user_id: int) -> None:
     await store.delete(db, user_id)
+
+
+# --- the seller's view of users ----------------------------------------------------------------
+
+# `all` addresses every user in bulk operations (extend, subtract, setvar), so no user may be named so.
+ALL_USERS = frozenset({"all", "ALL"})
+DEFAULT_BAN_REASON = "Banned by the application owner"
+SECONDS_PER_DAY = 86400
+
+
+def check_username(name: str) -> str:
+    if name in ALL_USERS:
+        raise Invalid(
+            f"'{name}' cannot be a username: it addresses every user in bulk operations.",
+            "username_not_allowed",
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise Invalid("A username must not contain control characters.", "invalid_username")
+    return name
+
+
+def check_email(email: str) -> str:
+    local, at, domain = email.partition("@")
+    if (
+        not at
+        or not local
+        or not domain
+        or "@" in domain
+        or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in email)
+    ):
+        raise Invalid(f"'{email[:64]}' is not an email address.", "invalid_email")
+    return email
+
+
+def days_to_seconds(days: float) -> int:
+    seconds = round(days * SECONDS_PER_DAY)
+    if days <= 0 or seconds < 1:
+        raise Invalid("The expiry must be a positive number of days.", "invalid_expiry")
+    return seconds
+
+
+def _clock_base(sub: Row, now: int) -> int:
+    """Where a new grant's time starts. While its subscription is paused, time stands still at
+    the pause, so the grant keeps its full length until the subscription is unpaused."""
+    paused_at: int | None = sub["paused_at"]
+    return now if paused_at is None else paused_at
+
+
+async def get(db: Executor, app_id: int, username: str) -> Row:
+    row = await store.find(db, app_id, username)
+    if row is None:
+        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+    return row
+
+
+async def create(
+    db: Database,
+    passwords: Passwords,
+    app_id: int,
+    *,
+    username: str,
+    sub_name: str,
+    days: float,
+    password: str | None,
+    email: str | None,
+    hwid_lock: bool,
+    now: int,
+) -> int:
+    """Create a user holding one grant of `sub_name` for `days`. Returns its expiry.
+
+    With no password, the user's first login sets it."""
+    check_username(username)
+    if email is not None:
+        check_email(email)
+    seconds = days_to_seconds(days)
+    # Hashing is slow on purpose: do it before the transaction opens.
+    password_hash = await passwords.hash(password) if password is not None else None
+    async with db.transaction() as tx:
+        sub = await subscriptions.get(tx, app_id, sub_name)
+        await store.lock_app(tx, app_id)
+        user_id = await store.insert(
+            tx,
+            app_id=app_id,
+            username=username,
+            password_hash=password_hash,
+            email=email,
+            hwid_lock=hwid_lock,
+            created_by="SellerAPI",
+            now=now,
+        )
+        if user_id is None:
+            raise Conflict(f"A user named '{username}' already exists.", "user_exists")
+        expires_at = _clock_base(sub, now) + seconds
+        await grant_store.insert(tx, user_id=user_id, sub_id=sub["id"], expires_at=expires_at, now=now)
+    return expires_at
+
+
+async def add_hwid(db: Executor, app_id: int, username: str, hwid: str, now: int) -> bool:
+    """Let the user sign in from one more device. False when they already held this HWID."""
+    user = await get(db, app_id, username)
+    return await store.add_hwid(db, user["id"], hwid, now) == 1
+
+
+async def delete_by_name(db: Executor, app_id: int, username: str) -> None:
+    user = await get(db, app_id, username)
+    await delete(db, user["id"])
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await store.delete_all(db, app_id)
+
+
+async def delete_expired(db: Executor, app_id: int, now: int) -> int:
+    """Delete the users with no time left; a paused user is not expired."""
+    return await store.delete_expired(db, app_id, now)
+
+
+def _when(unix_seconds: int | None) -> str | None:
+    return None if unix_seconds is None else unix_text(unix_seconds)
+
+
+def _created(unix_seconds: int) -> str:
+    return datetime_text(unix_seconds)
+
+
+async def list_page(
+    db: Executor, app_id: int, *, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of users (never their password hashes) and the total number of users."""
+    rows = await store.page(db, app_id, limit=limit, offset=offset)
+    hwids = await store.hwids_of_page(db, app_id, limit=limit, offset=offset)
+    users = [
+        {
+            "id": str(row["id"]),
+            "username": row["username"],
+            "email": row["email"],
+            "hwids": hwids.get(row["id"], []),
+            "ip": row["last_ip"],
+            "createdate": _created(row["created_at"]),
+            "lastlogin": _when(row["last_login_at"]),
+            "banned": row["banned_reason"],
+            "created_by": row["created_by"],
+        }
+        for row in rows
+    ]
+    return users, await store.count(db, app_id)
+
+
+async def list_usernames(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[str], int]:
+    names = await store.usernames(db, app_id, limit=limit, offset=offset)
+    return names, await store.count(db, app_id)
+
+
+async def verify(
+    db: Executor, passwords: Passwords, app_id: int, username: str, password: str | None
+) -> None:
+    """The user exists and, when a password is given, it is theirs."""
+    user = await get(db, app_id, username)
+    if password is None:
+        return
+    stored: str | None = user["password_hash"]
+    if stored is None:
+        raise Forbidden(
+            f"The user '{username}' has no password yet (their next login sets it).", "password_not_set"
+        )
+    if not await passwords.verify(stored, password):
+        raise Forbidden("The password does not match.", "password_mismatch")
+
+
+async def exists(db: Executor, app_id: int, username: str) -> bool:
+    return await store.find(db, app_id, username) is not None
+
+
+async def details(db: Executor, app_id: int, username: str, now: int) -> dict[str, Any]:
+    """One user's data, with only the subscriptions running now."""
+    row = await store.details(db, app_id, username)
+    if row is None:
+        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+    grants = await grant_store.active_for_user(db, row["id"], now)
+    return {
+        "username": row["username"],
+        "email": row["email"],
+        "subscriptions": [
+            {
+                "subscription": grant["name"],
+                "expiry": unix_text(grant["expires_at"]),
+                "timeleft": grant["expires_at"] - now,
+            }
+            for grant in grants
+        ],
+        "ip": row["last_ip"],
+        "hwids": await store.hwids(db, row["id"]),
+        "hwid_lock": row["hwid_lock"],
+        "cooldown": row["hwid_cooldown"],
+        "createdate": _created(row["created_at"]),
+        "lastlogin": _when(row["last_login_at"]),
+        "banned": row["banned_reason"],
+        "created_by": row["created_by"],
+    }
+
+
+async def ban_by_name(db: Database, app_id: int, username: str, reason: str, now: int) -> None:
+    """Ban the user (again: a new reason replaces the old) and blacklist their HWIDs and IP."""
+    async with db.transaction() as tx:
+        user = await get(tx, app_id, username)
+        await ban(tx, app_id, user["id"], reason, now)
+
+
+async def unban_by_name(db: Database, app_id: int, username: str) -> None:
+    async with db.transaction() as tx:
+        user = await get(tx, app_id, username)
+        if user["banned_reason"] is None:
+            raise Conflict(f"The user '{username}' is not banned.", "user_not_banned")
+        await unban(tx, app_id, user["id"])
+
+
+async def rename(db: Database, app_id: int, current: str, new: str) -> None:
+    """Change a username, and the copies of it kept on keys, chat messages and tokens."""
+    check_username(new)
+    async with db.transaction() as tx:
+        await store.lock_app(tx, app_id)
+        user = await get(tx, app_id, current)
+        if new == current:
+            return
+        if await store.find(tx, app_id, new) is not None:
+            raise Conflict(f"A user named '{new}' already exists.", "user_exists")
+        await store.rename(tx, app_id, user["id"], current, new)
+
+
+async def set_password(
+    db: Executor, passwords: Passwords, app_id: int, username: str, password: str | None
+) -> None:
+    """Store a new password, or clear it (None) so that the user's next login sets it."""
+    user = await get(db, app_id, username)
+    password_hash = await passwords.hash(password) if password is not None else None
+    if await store.set_password(db, user["id"], password_hash) == 0:
+        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+
+
+async def set_email(db: Executor, app_id: int, username: str, email: str) -> None:
+    check_email(email)
+    user = await get(db, app_id, username)
+    await store.set_email(db, user["id"], email)
+
+
+async def _target(tx: Executor, app_id: int, username: str) -> int | None:
+    """The user id a bulk-capable operation addresses; None for `all`."""
+    if username in ALL_USERS:
+        return None
+    user: int = (await get(tx, app_id, username))["id"]
+    return user
+
+
+async def extend(
+    db: Database, app_id: int, username: str, sub_name: str, days: float, *, active_only: bool, now: int
+) -> int:
+    """Give a user (or `all` users) more time on a subscription. Users who still have time on it
+    (paused time included) get the days added to it; the others get a new grant of that length,
+    unless `active_only`, which skips them. Returns the number of users served."""
+    seconds = days_to_seconds(days)
+    async with db.transaction() as tx:
+        sub = await subscriptions.get(tx, app_id, sub_name)
+        user_id = await _target(tx, app_id, username)
+        # Extend first, then create: a grant created here must not receive the days twice.
+        served = await grant_store.shift_live(
+            tx, app_id=app_id, sub_id=sub["id"], seconds=seconds, now=now, user_id=user_id
+        )
+        if active_only or (served and user_id is not None):
+            return served
+        served += await grant_store.grant_where_missing(
+            tx,
+            app_id=app_id,
+            sub_id=sub["id"],
+            expires_at=_clock_base(sub, now) + seconds,
+            now=now,
+            user_id=user_id,
+        )
+    return served
+
+
+async def subtract(db: Database, app_id: int, username: str, sub_name: str, seconds: int, now: int) -> int:
+    """Take time from the grants of a subscription that still have time (paused ones included),
+    of one user or of `all`. Returns the number of users affected."""
+    async with db.transaction() as tx:
+        sub = await subscriptions.get(tx, app_id, sub_name)
+        user_id = await _target(tx, app_id, username)
+        served = await grant_store.shift_live(
+            tx, app_id=app_id, sub_id=sub["id"], seconds=-seconds, now=now, user_id=user_id
+        )
+        if user_id is not None and not served:
+            raise NotFound(
+                f"The user '{username}' has no time left on the subscription '{sub_name}'.",
+                "grant_not_found",
+            )
+    return served
+
+
+async def pause(db: Database, app_id: int, username: str, now: int) -> int:
+    """Freeze the user's running grants. Returns how many were frozen."""
+    async with db.transaction() as tx:
+        user = await get(tx, app_id, username)
+        frozen = await grant_store.pause_user(tx, user["id"], now)
+        if not frozen:
+            raise Conflict(f"The user '{username}' has no running subscription to pause.", "nothing_to_pause")
+    return frozen
+
+
+async def unpause(db: Database, app_id: int, username: str, now: int) -> int:
+    """Thaw the user's frozen grants; their expiries move forward by the pause. Returns how many."""
+    async with db.transaction() as tx:
+        user = await get(tx, app_id, username)
+        thawed = await grant_store.unpause_user(tx, user["id"], now)
+        if not thawed:
+            raise Conflict(f"The user '{username}' has no paused subscription.", "not_paused")
+    return thawed
+
+
+async def reset_hwids(db: Database, app_id: int, username: str, now: int) -> int:
+    async with db.transaction() as tx:
+        user = await get(tx, app_id, username)
+        return await store.reset_hwids(tx, user["id"], now)
+
+
+async def reset_all_hwids(db: Database, app_id: int, now: int) -> int:
+    async with db.transaction() as tx:
+        return await store.reset_all_hwids(tx, app_id, now)
+
+
+async def set_cooldown(db: Executor, app_id: int, username: str, seconds: int) -> None:
+    user = await get(db, app_id, username)
+    await store.set_cooldown(db, user["id"], seconds)
+
+
+async def remove_subscription(db: Executor, app_id: int, username: str, sub_name: str) -> int:
+    """Take every grant of this subscription (expired ones too) from the user."""
+    user = await get(db, app_id, username)
+    sub = await subscriptions.get(db, app_id, sub_name)
+    removed = await grant_store.delete_for_user(db, user["id"], sub["id"])
+    if not removed:
+        raise NotFound(
+            f"The user '{username}' does not hold the subscription '{sub_name}'.", "grant_not_found"
+        )
+    return removed
+
+
+def _projected_expiry(row: Row, now: int) -> int:
+    """The expiry a frozen grant would have if it were unpaused now."""
+    expires_at: int = row["expires_at"]
+    if row["paused_at"] is not None:
+        return expires_at + now - int(row["paused_at"])
+    sub_paused: int | None = row["subscription_paused_at"]
+    if sub_paused is not None and expires_at > sub_paused:
+        return expires_at + now - sub_paused
+    return expires_at
+
+
+async def grants(
+    db: Executor, app_id: int, username: str | None, *, limit: int, offset: int, now: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Every grant of the application's users (or of one user), expired ones included, by user
+    then grant; and the total number of them before paging."""
+    user_id = None if username is None else (await get(db, app_id, username))["id"]
+    rows = await grant_store.list_for_app(db, app_id, limit=limit, offset=offset, user_id=user_id)
+    entries = [
+        {
+            "username": row["username"],
+            "subscription": row["subscription"],
+            "subscription_id": str(row["subscription_id"]),
+            "expiry": unix_text(_projected_expiry(row, now)),
+            "is_banned": 1 if row["banned_reason"] is not None else 0,
+            "is_paused": 1
+            if row["paused_at"] is not None or row["subscription_paused_at"] is not None
+            else 0,
+        }
+        for row in rows
+    ]
+    return entries, await grant_store.count_for_app(db, app_id, user_id=user_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.user_subscriptions import LIVE_GRANT
 
 
 async def find(db: Executor, app_id: int, username: str) -> Row | None:
@@ -34,3 +35,181 @@ async def set_ban(db: Executor, user_id: int, reason: str | None) -> int:
 async def delete(db: Executor, user_id: int) -> int:
     """Delete the user; HWIDs, grants, variables, sessions and mutes go with it (foreign keys)."""
     return await db.execute("DELETE FROM users WHERE id = ?", user_id)
+
+
+# --- creating, listing and changing users ------------------------------------------------------
+
+_DETAIL_COLUMNS = (
+    "id, username, email, banned_reason, created_at, last_login_at, last_ip, created_by, "
+    "hwid_lock, hwid_cooldown, hwid_reset_at"
+)
+
+
+async def lock_app(db: Executor, app_id: int) -> None:
+    """Serialise username changes within one application until the transaction ends.
+
+    On PostgreSQL two transactions could otherwise both see a name free and one would then hit
+    the unique index; the row lock of this no-op update makes the second wait and see the first.
+    (SQLite's BEGIN IMMEDIATE serialises writers already.)
+    """
+    await db.execute("UPDATE apps SET updated_at = updated_at WHERE id = ?", app_id)
+
+
+async def insert(
+    db: Executor,
+    *,
+    app_id: int,
+    username: str,
+    password_hash: str | None,
+    email: str | None,
+    hwid_lock: bool,
+    created_by: str,
+    now: int,
+) -> int | None:
+    """Create the user; None when the name is taken in this application."""
+    user_id: int | None = await db.fetch_value(
+        "INSERT INTO users (app_id, username, password_hash, email, email_lower, hwid_lock, created_by, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (app_id, username) DO NOTHING RETURNING id",
+        app_id,
+        username,
+        password_hash,
+        email,
+        email.lower() if email is not None else None,
+        1 if hwid_lock else 0,
+        created_by,
+        now,
+    )
+    return user_id
+
+
+async def details(db: Executor, app_id: int, username: str) -> Row | None:
+    return await db.fetch_one(
+        f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ? AND username = ?", app_id, username
+    )
+
+
+async def count(db: Executor, app_id: int) -> int:
+    total: int = await db.fetch_value("SELECT COUNT(*) FROM users WHERE app_id = ?", app_id)
+    return total
+
+
+async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
+    return await db.fetch_all(
+        f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?",
+        app_id,
+        limit,
+        offset,
+    )
+
+
+async def usernames(db: Executor, app_id: int, *, limit: int, offset: int) -> list[str]:
+    rows = await db.fetch_all(
+        "SELECT username FROM users WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?", app_id, limit, offset
+    )
+    return [row["username"] for row in rows]
+
+
+async def hwids_of_page(db: Executor, app_id: int, *, limit: int, offset: int) -> dict[int, list[str]]:
+    """The HWIDs of the users `page` returns, by user id."""
+    rows = await db.fetch_all(
+        "SELECT user_id, hwid FROM user_hwids WHERE user_id IN "
+        "(SELECT id FROM users WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?) ORDER BY id",
+        app_id,
+        limit,
+        offset,
+    )
+    found: dict[int, list[str]] = {}
+    for row in rows:
+        found.setdefault(row["user_id"], []).append(row["hwid"])
+    return found
+
+
+async def add_hwid(db: Executor, user_id: int, hwid: str, now: int) -> int:
+    """1 when added, 0 when the user already held it."""
+    return await db.execute(
+        "INSERT INTO user_hwids (user_id, hwid, created_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (user_id, hwid) DO NOTHING",
+        user_id,
+        hwid,
+        now,
+    )
+
+
+async def reset_hwids(db: Executor, user_id: int, now: int) -> int:
+    """Forget the user's HWIDs (the next login records a new one); returns how many were held."""
+    await db.execute("UPDATE users SET hwid_reset_at = ? WHERE id = ?", now, user_id)
+    return await db.execute("DELETE FROM user_hwids WHERE user_id = ?", user_id)
+
+
+async def reset_all_hwids(db: Executor, app_id: int, now: int) -> int:
+    """Forget every HWID of the application's users; returns how many users held any."""
+    users = await db.execute(
+        "UPDATE users SET hwid_reset_at = ? WHERE app_id = ? "
+        "AND EXISTS (SELECT 1 FROM user_hwids h WHERE h.user_id = users.id)",
+        now,
+        app_id,
+    )
+    await db.execute(
+        "DELETE FROM user_hwids WHERE user_id IN (SELECT id FROM users WHERE app_id = ?)", app_id
+    )
+    return users
+
+
+async def set_password(db: Executor, user_id: int, password_hash: str | None) -> int:
+    return await db.execute("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id)
+
+
+async def set_email(db: Executor, user_id: int, email: str) -> int:
+    return await db.execute(
+        "UPDATE users SET email = ?, email_lower = ? WHERE id = ?", email, email.lower(), user_id
+    )
+
+
+async def set_cooldown(db: Executor, user_id: int, seconds: int) -> int:
+    return await db.execute("UPDATE users SET hwid_cooldown = ? WHERE id = ?", seconds, user_id)
+
+
+async def rename(db: Executor, app_id: int, user_id: int, old_name: str, new_name: str) -> int:
+    """Rename the user and the copies of the name kept elsewhere: the `used_by` of the keys they
+    redeemed, the author of their chat messages in this application's channels and their user
+    token. Run inside a transaction, after `lock_app` and a check that the name is free."""
+    changed = await db.execute(
+        "UPDATE users SET username = ? WHERE id = ? AND app_id = ?", new_name, user_id, app_id
+    )
+    await db.execute(
+        "UPDATE license_keys SET used_by = ? WHERE app_id = ? AND used_by_user_id = ?",
+        new_name,
+        app_id,
+        user_id,
+    )
+    await db.execute(
+        "UPDATE chat_messages SET author = ? WHERE author = ? AND role = 'user' "
+        "AND channel_id IN (SELECT id FROM chat_channels WHERE app_id = ?)",
+        new_name,
+        old_name,
+        app_id,
+    )
+    await db.execute(
+        "UPDATE tokens SET assigned = ? WHERE app_id = ? AND kind = 'user' AND assigned = ?",
+        new_name,
+        app_id,
+        old_name,
+    )
+    return changed
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await db.execute("DELETE FROM users WHERE app_id = ?", app_id)
+
+
+async def delete_expired(db: Executor, app_id: int, now: int) -> int:
+    """Delete the users without a live grant (store.user_subscriptions.LIVE_GRANT): a user whose
+    time is frozen by a pause is not expired."""
+    return await db.execute(
+        "DELETE FROM users WHERE app_id = ? AND NOT EXISTS ("
+        "SELECT 1 FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id "
+        f"WHERE us.user_id = users.id AND {LIVE_GRANT})",
+        app_id,
+        now,
+    )
