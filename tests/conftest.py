@@ -30,9 +30,10 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres_test_url() -> str:
-    name = f"lgtest_{databases.worker_suffix()}"
-    return asyncio.run(databases.create_postgres_database(name))
+def postgres_test_url() -> Iterator[str]:
+    name = databases.unique_name("lgtest")
+    yield asyncio.run(databases.create_postgres_database(name))
+    asyncio.run(databases.drop_postgres_database(name))
 
 
 @pytest.fixture(params=databases.FLAVOURS)
@@ -94,13 +95,15 @@ def live_server(
 ) -> Iterator[LiveServer]:
     """A real `licensegate serve` process with two workers, on its own database."""
     folder = tmp_path_factory.mktemp("live")
+    name = databases.unique_name("lglive")
     if request.param == "sqlite":
         url = f"sqlite:///{folder / 'live.db'}"
     else:
-        module = request.module.__name__.rsplit(".", 1)[-1][:30]
-        url = asyncio.run(databases.create_postgres_database(f"lglive_{databases.worker_suffix()}_{module}"))
+        url = asyncio.run(databases.create_postgres_database(name))
     server = start_server(url, folder)
     try:
         yield server
     finally:
         server.stop()
+        if request.param == "postgres":
+            asyncio.run(databases.drop_postgres_database(name))

@@ -18,8 +18,9 @@ POSTGRES_ADMIN_URL = os.environ.get(
 FLAVOURS = ("sqlite", "postgres")
 
 
-def worker_suffix() -> str:
-    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+def unique_name(prefix: str) -> str:
+    """A database name no other test process uses, even of another concurrent run."""
+    return f"{prefix}_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
 
 
 def postgres_url(database: str) -> str:
@@ -27,14 +28,18 @@ def postgres_url(database: str) -> str:
     return f"{base}/{database}"
 
 
-async def create_postgres_database(name: str) -> str:
-    """Drop and recreate `name`, migrate it, and return its URL."""
+async def _admin() -> asyncpg.Connection:
     try:
-        conn = await asyncpg.connect(POSTGRES_ADMIN_URL)
+        return await asyncpg.connect(POSTGRES_ADMIN_URL)
     except (OSError, asyncpg.PostgresError) as exc:
         raise RuntimeError(
             f"PostgreSQL is required for the test suite and is not reachable at {POSTGRES_ADMIN_URL}: {exc}"
         ) from exc
+
+
+async def create_postgres_database(name: str) -> str:
+    """Drop and recreate `name`, migrate it, and return its URL."""
+    conn = await _admin()
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.execute(f'CREATE DATABASE "{name}"')
@@ -54,6 +59,14 @@ def create_sqlite_template(folder: Path) -> Path:
 def sqlite_copy(template: Path, target: Path) -> str:
     shutil.copyfile(template, target)
     return f"sqlite:///{target}"
+
+
+async def drop_postgres_database(name: str) -> None:
+    conn = await _admin()
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
 
 
 _TABLES = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)

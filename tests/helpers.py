@@ -21,14 +21,16 @@ class Seller:
     app_id: int
     name: str
 
+    # The helpers' own arguments are positional-only or unusual, so operations' parameters named
+    # `key`, `status` or `error` can still be passed as keywords.
     async def call(
-        self, type_: str, *, method: str = "GET", key: str | None = None, **params: Any
+        self, type_: str, /, *, method: str = "GET", sellerkey: str | None = None, **params: Any
     ) -> httpx.Response:
-        query = {"sellerkey": self.key if key is None else key, "type": type_}
+        query = {"sellerkey": self.key if sellerkey is None else sellerkey, "type": type_}
         query.update({k: str(v) for k, v in params.items()})
         return await self.http.request(method, SELLER_PATH, params=query)
 
-    async def ok(self, type_: str, **params: Any) -> dict[str, Any]:
+    async def ok(self, type_: str, /, **params: Any) -> dict[str, Any]:
         """Call and insist on success; return the body."""
         response = await self.call(type_, **params)
         body: dict[str, Any] = response.json()
@@ -36,7 +38,7 @@ class Seller:
         assert body["success"] is True, body
         return body
 
-    async def fails(self, type_: str, status: int, error: str, **params: Any) -> dict[str, Any]:
+    async def fails(self, type_: str, status: int, error: str, /, **params: Any) -> dict[str, Any]:
         """Call and insist on this failure status and error code; return the body."""
         response = await self.call(type_, **params)
         body: dict[str, Any] = response.json()

@@ -151,13 +151,13 @@ async def test_fetchallvars_shows_only_this_applications_variables(
 
 
 async def test_fetchallvars_credential_failures(seller: Seller) -> None:
-    response = await seller.call("fetchallvars", key="")
+    response = await seller.call("fetchallvars", sellerkey="")
     assert response.status_code in (401, 403)
     assert response.json()["success"] is False
-    response = await seller.call("fetchallvars", key="0" * 32)
+    response = await seller.call("fetchallvars", sellerkey="0" * 32)
     assert response.status_code in (401, 403)
     limited = (await seller.ok("addsellerkey", permissions="users"))["sellerkey"]
-    response = await seller.call("fetchallvars", key=limited)
+    response = await seller.call("fetchallvars", sellerkey=limited)
     assert (response.status_code, response.json()["error"]) == (403, "permission_denied")
 
 
@@ -232,5 +232,5 @@ async def test_global_variable_operations_need_the_variables_permission(seller: 
         ("delvar", {"name": "v"}),
         ("delallvars", {}),
     ]:
-        response = await seller.call(type_, key=limited, **params)
+        response = await seller.call(type_, sellerkey=limited, **params)
         assert (response.status_code, response.json()["error"]) == (403, "permission_denied"), type_

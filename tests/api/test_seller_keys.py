@@ -19,7 +19,7 @@ async def test_addsellerkey_returns_a_new_working_key_stored_only_as_a_digest(
     new_key = body["sellerkey"]
     assert re.fullmatch(r"[0-9a-f]{32}", new_key)
     assert body["permissions"] == ["licenses", "users"]
-    assert (await seller.call("setseller", key=new_key)).status_code == 200
+    assert (await seller.call("setseller", sellerkey=new_key)).status_code == 200
     stored = await services.db.fetch_all("SELECT key_hash FROM seller_keys")
     assert all(new_key not in row["key_hash"] and seller.key not in row["key_hash"] for row in stored)
 
@@ -46,7 +46,7 @@ async def test_delsellerkey_revokes_at_once(seller: Seller) -> None:
     keys = (await seller.ok("fetchallsellerkeys"))["keys"]
     other_id = next(k["id"] for k in keys if k["name"] == "temp")
     await seller.ok("delsellerkey", id=other_id)
-    await seller.fails("setseller", 401, "unknown_seller_key", key=other)
+    await seller.fails("setseller", 401, "unknown_seller_key", sellerkey=other)
     await seller.fails("delsellerkey", 404, "seller_key_not_found", id=other_id)
 
 

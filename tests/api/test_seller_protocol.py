@@ -28,9 +28,9 @@ async def test_missing_seller_key_is_401(client: httpx.AsyncClient) -> None:
 
 
 async def test_malformed_and_unknown_seller_keys_are_401(seller: Seller) -> None:
-    await seller.fails("setseller", 401, "invalid_seller_key", key="not-a-key")
-    await seller.fails("setseller", 401, "invalid_seller_key", key=seller.key.upper())
-    await seller.fails("setseller", 401, "unknown_seller_key", key="0" * 32)
+    await seller.fails("setseller", 401, "invalid_seller_key", sellerkey="not-a-key")
+    await seller.fails("setseller", 401, "invalid_seller_key", sellerkey=seller.key.upper())
+    await seller.fails("setseller", 401, "unknown_seller_key", sellerkey="0" * 32)
 
 
 async def test_validate_seller_key_names_the_application(seller: Seller) -> None:
@@ -134,8 +134,8 @@ async def test_repeated_parameter_last_one_wins(seller: Seller, client: httpx.As
 
 async def test_limited_key_is_refused_other_areas(seller: Seller) -> None:
     limited = (await seller.ok("addsellerkey", name="subs only", permissions="subscriptions"))["sellerkey"]
-    assert (await seller.call("fetchallsubs", key=limited)).status_code == 200
-    body = await seller.fails("fetchallsellerkeys", 403, "permission_denied", key=limited)
+    assert (await seller.call("fetchallsubs", sellerkey=limited)).status_code == 200
+    body = await seller.fails("fetchallsellerkeys", 403, "permission_denied", sellerkey=limited)
     assert "sellerkeys" in body["message"]
 
 

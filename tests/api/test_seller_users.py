@@ -747,5 +747,5 @@ async def test_delsub_removes_every_grant_of_that_subscription(
 
 async def test_a_seller_key_without_the_users_area_is_refused(seller: Seller) -> None:
     created = await seller.ok("addsellerkey", permissions="subscriptions")
-    await seller.fails("fetchallusers", 403, "permission_denied", key=created["sellerkey"])
-    await seller.fails("usersubs", 403, "permission_denied", key=created["sellerkey"])
+    await seller.fails("fetchallusers", 403, "permission_denied", sellerkey=created["sellerkey"])
+    await seller.fails("usersubs", 403, "permission_denied", sellerkey=created["sellerkey"])

@@ -199,8 +199,8 @@ async def test_usersubs_parameter_refusals(seller: Seller) -> None:
 
 
 async def test_usersubs_needs_a_valid_seller_key(seller: Seller) -> None:
-    await seller.fails("usersubs", 401, "unknown_seller_key", key="0" * 32)
-    await seller.fails("usersubs", 401, "missing_seller_key", key="")
+    await seller.fails("usersubs", 401, "unknown_seller_key", sellerkey="0" * 32)
+    await seller.fails("usersubs", 401, "missing_seller_key", sellerkey="")
 
 
 async def test_usersubs_declares_exactly_the_documents_statuses() -> None:

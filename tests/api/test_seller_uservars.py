@@ -306,5 +306,5 @@ async def test_user_variable_operations_need_the_variables_permission(
         ("massUserVarDelete", {"name": "v"}),
         ("delalluservars", {}),
     ]:
-        response = await seller.call(type_, key=limited, **params)
+        response = await seller.call(type_, sellerkey=limited, **params)
         assert (response.status_code, response.json()["error"]) == (403, "permission_denied"), type_

@@ -14,6 +14,19 @@ from typing import Any
 from licensegate import __version__
 from licensegate.api.protocol import Operation, Param, Registry
 
+# The order the interface document lists the groups in; groups it does not name follow.
+GROUP_ORDER = (
+    "Seller Key",
+    "Users",
+    "User Variable",
+    "Session",
+    "Log",
+    "Subscription",
+    "Global Variable",
+    "Reseller & Manager",
+    "License",
+)
+
 STATUS_TEXT = {
     200: "Success: `success` is true.",
     400: "Malformed request: missing or unknown `type`, a missing, over-long or badly formed parameter.",
@@ -176,7 +189,15 @@ def markdown(iface: Interface) -> str:
     groups: dict[str, list[Operation[Any]]] = {}
     for op in iface.registry:
         groups.setdefault(op.group, []).append(op)
-    for group, ops in groups.items():
+    ordered = sorted(groups, key=lambda g: GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER))
+    lines += ["| group | operation | `type` |", "|---|---|---|"]
+    for group in ordered:
+        for op in groups[group]:
+            aliases = "".join(f", `{a}`" for a in op.aliases)
+            lines.append(f"| {group} | {op.summary} | `{op.type}`{aliases} |")
+    lines.append("")
+    for group in ordered:
+        ops = groups[group]
         lines += [f"## {group}", ""]
         for op in ops:
             lines += [f"### {op.summary} — `type={op.type}`", ""]

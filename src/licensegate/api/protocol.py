@@ -8,6 +8,7 @@ renders the JSON envelope and is the one place a domain refusal becomes an HTTP 
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import re
@@ -247,7 +248,7 @@ class Registry(Generic[CallT]):
                     summary=summary,
                     handler=handler,
                     params=tuple(params),
-                    doc=(handler.__doc__ or "").strip(),
+                    doc=inspect.cleandoc(handler.__doc__ or ""),
                     **options,
                 )
             )

@@ -8,6 +8,7 @@ from licensegate.domain import subscriptions
 from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
+from licensegate.store import apps as app_store
 from licensegate.store import blacklist as blacklist_store
 from licensegate.store import user_subscriptions as grant_store
 from licensegate.store import users as store
@@ -115,7 +116,7 @@ async def create(
     password_hash = await passwords.hash(password) if password is not None else None
     async with db.transaction() as tx:
         sub = await subscriptions.get(tx, app_id, sub_name)
-        await store.lock_app(tx, app_id)
+        await app_store.lock(tx, app_id)
         user_id = await store.insert(
             tx,
             app_id=app_id,
@@ -256,7 +257,7 @@ async def rename(db: Database, app_id: int, current: str, new: str) -> None:
     """Change a username, and the copies of it kept on keys, chat messages and tokens."""
     check_username(new)
     async with db.transaction() as tx:
-        await store.lock_app(tx, app_id)
+        await app_store.lock(tx, app_id)
         user = await get(tx, app_id, current)
         if new == current:
             return

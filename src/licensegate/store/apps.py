@@ -26,3 +26,13 @@ async def insert(db: Executor, *, account_id: int, ownerid: str, name: str, secr
 
 async def get(db: Executor, app_id: int) -> Row | None:
     return await db.fetch_one("SELECT * FROM apps WHERE id = ?", app_id)
+
+
+async def lock(db: Executor, app_id: int) -> None:
+    """Serialise writers of one application until the transaction ends.
+
+    A no-op UPDATE takes the application row's lock on PostgreSQL (SQLite's BEGIN IMMEDIATE
+    serialises writers already). Used where two transactions could otherwise both see a name or
+    key free and then collide on a unique index, or deadlock inserting what the other will try.
+    """
+    await db.execute("UPDATE apps SET updated_at = updated_at WHERE id = ?", app_id)

@@ -45,16 +45,6 @@ _DETAIL_COLUMNS = (
 )
 
 
-async def lock_app(db: Executor, app_id: int) -> None:
-    """Serialise username changes within one application until the transaction ends.
-
-    On PostgreSQL two transactions could otherwise both see a name free and one would then hit
-    the unique index; the row lock of this no-op update makes the second wait and see the first.
-    (SQLite's BEGIN IMMEDIATE serialises writers already.)
-    """
-    await db.execute("UPDATE apps SET updated_at = updated_at WHERE id = ?", app_id)
-
-
 async def insert(
     db: Executor,
     *,
@@ -173,7 +163,7 @@ async def set_cooldown(db: Executor, user_id: int, seconds: int) -> int:
 async def rename(db: Executor, app_id: int, user_id: int, old_name: str, new_name: str) -> int:
     """Rename the user and the copies of the name kept elsewhere: the `used_by` of the keys they
     redeemed, the author of their chat messages in this application's channels and their user
-    token. Run inside a transaction, after `lock_app` and a check that the name is free."""
+    token. Run inside a transaction, after `store.apps.lock` and a check that the name is free."""
     changed = await db.execute(
         "UPDATE users SET username = ? WHERE id = ? AND app_id = ?", new_name, user_id, app_id
     )

@@ -1,0 +1,342 @@
+"""License keys: generation, redemption, listing, bans, notes, time and deletion.
+
+A key has a level and a duration. Redeeming it grants the user every subscription of that level,
+each running for the key's duration from the moment of redemption; the grants remember the key
+(`user_subscriptions.key_id`), so deleting the key can take back exactly what it gave.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from licensegate.domain import keygen
+from licensegate.domain import users as users_domain
+from licensegate.domain.errors import Conflict, Invalid, NotFound
+from licensegate.domain.subscriptions import get as get_subscription
+from licensegate.store import apps as app_store
+from licensegate.store import licenses as store
+from licensegate.store import subscriptions as subscription_store
+from licensegate.store import users as user_store
+from licensegate.store.database import Database, Executor, Row
+
+SECONDS_PER_DAY = 86400
+MAX_AMOUNT = 100
+MAX_DAYS = 100_000
+GENERATE_ATTEMPTS = 5  # fresh random keys tried when one collides with an existing key
+MAX_KEYS_PER_CALL = 100
+STATUS_TEXT = {"unused": "Not Used", "used": "Used"}
+FILTERS = ("unused", "used", "banned")
+
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def status_text(row: Row) -> str:
+    """KeyAuth's display status: a ban outranks whether the key was used."""
+    if row["banned_reason"] is not None:
+        return "Banned"
+    return STATUS_TEXT[row["status"]]
+
+
+def duration_seconds(days: float, what: str) -> int:
+    seconds = round(days * SECONDS_PER_DAY)
+    if days <= 0 or seconds < 1:
+        raise Invalid(f"Parameter '{what}' must be more than 0 days.", "number_out_of_range")
+    if days > MAX_DAYS:
+        raise Invalid(f"Parameter '{what}' must be at most {MAX_DAYS} days.", "number_out_of_range")
+    return seconds
+
+
+async def get(db: Executor, app_id: int, key: str) -> Row:
+    row = await store.find(db, app_id, key)
+    if row is None:
+        raise NotFound(f"No license key '{key}' exists.", "key_not_found")
+    return row
+
+
+async def _require_level(db: Executor, app_id: int, level: str) -> None:
+    if not await subscription_store.for_level(db, app_id, level):
+        raise NotFound(
+            f"No subscription has level '{level}', so a key of that level could never be redeemed; "
+            "create a subscription of that level first.",
+            "level_has_no_subscription",
+        )
+
+
+# --- generation -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    days: float
+    mask: str = keygen.DEFAULT_MASK
+    character: int = keygen.MIXED
+    level: str = "1"
+    amount: int = 1
+    note: str | None = None
+    generated_by: str = "SellerAPI"
+    account_id: int | None = None
+
+
+async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[str]:
+    """Create `amount` keys from the mask, all in one transaction (all or none)."""
+    duration = duration_seconds(spec.days, "expiry")
+    mask = keygen.check_mask(spec.mask)
+    keygen.alphabet(spec.character)
+    if not 1 <= spec.amount <= MAX_AMOUNT:
+        raise Invalid(f"You can generate 1 to {MAX_AMOUNT} keys at a time.", "number_out_of_range")
+    custom = keygen.is_custom(mask)
+    if custom and spec.amount > 1:
+        raise Invalid(
+            "A mask without '*' is one fixed key, so it can only be generated with amount 1.",
+            "custom_key_amount",
+        )
+    created: list[str] = []
+    async with db.transaction() as tx:
+        await app_store.lock(tx, app_id)
+        await _require_level(tx, app_id, spec.level)
+        for _ in range(spec.amount):
+            for _attempt in range(1 if custom else GENERATE_ATTEMPTS):
+                key = keygen.fill(mask, spec.character)
+                key_id = await store.insert(
+                    tx,
+                    app_id=app_id,
+                    key=key,
+                    level=spec.level,
+                    duration=duration,
+                    note=spec.note,
+                    generated_by=spec.generated_by,
+                    account_id=spec.account_id,
+                    now=now,
+                )
+                if key_id is not None:
+                    created.append(key)
+                    break
+            else:
+                if custom:
+                    raise Conflict(f"The license key '{mask}' already exists.", "key_exists")
+                raise Conflict(
+                    "Could not make a key that does not exist yet; use a mask with more '*'.",
+                    "key_space_exhausted",
+                )
+    return created
+
+
+# --- redemption -------------------------------------------------------------------------------
+
+
+async def redeem(tx: Executor, app_id: int, key_row: Row, user_id: int, now: int) -> bool:
+    """Mark the key used by this user and grant every subscription of its level.
+
+    Run inside the caller's transaction. Returns False, changing nothing, when the key is no
+    longer unused or has been banned (a concurrent redemption won). The level and duration used
+    are the ones the key has at the moment it is marked used. Raises NotFound when no
+    subscription has the key's level; let it propagate so the transaction rolls back.
+    """
+    user = await user_store.find_by_id(tx, app_id, user_id)
+    if user is None:
+        raise NotFound("The user redeeming the key does not exist.", "user_not_found")
+    used = await store.mark_used(
+        tx, app_id, key_row["id"], user_id=user_id, username=user["username"], now=now
+    )
+    if used is None:
+        return False
+    subs = await subscription_store.for_level(tx, app_id, used["level"])
+    if not subs:
+        raise NotFound(
+            f"No subscription has level '{used['level']}', the level of this key.",
+            "level_has_no_subscription",
+        )
+    for sub in subs:
+        # While the subscription is paused its clock stands still: start the grant at the
+        # pause, so unpausing (which adds the pause's length) leaves it the full duration.
+        start = now if sub["paused_at"] is None else sub["paused_at"]
+        await store.insert_grant(
+            tx,
+            user_id=user_id,
+            subscription_id=sub["id"],
+            expires_at=start + used["duration"],
+            key_id=key_row["id"],
+            now=now,
+        )
+    return True
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def export_entry(row: Row) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "key": row["key"],
+        "note": row["note"],
+        "expires": row["duration"],
+        "status": status_text(row),
+        "level": row["level"],
+        "genby": row["generated_by"],
+        "gendate": row["created_at"],
+        "usedon": row["used_at"],
+        "usedby": row["used_by"],
+        "banned": row["banned_reason"],
+    }
+
+
+async def export(
+    db: Executor, app_id: int, which: str | None, limit: int | None, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Keys a filter selects (all when None), oldest first, and how many match in total."""
+    which = which or "all"
+    rows = await store.list_keys(db, app_id, which, limit, offset)
+    return [export_entry(row) for row in rows], await store.count(db, app_id, which)
+
+
+async def used_keys(db: Executor, app_id: int, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Every redeemed key (banned ones too), the latest redemption first."""
+    rows = await store.list_redeemed(db, app_id, limit, offset)
+    entries = [
+        {
+            "key": row["key"],
+            "usedby": row["used_by"],
+            "usedon": row["used_at"],
+            "level": row["level"],
+            "note": row["note"],
+        }
+        for row in rows
+    ]
+    return entries, await store.count(db, app_id, "redeemed")
+
+
+async def info(db: Executor, app_id: int, key: str) -> dict[str, Any]:
+    row = await get(db, app_id, key)
+    user_id = row["used_by_user_id"]
+    hwids = await user_store.hwids(db, user_id) if user_id is not None else []
+    return {
+        "key": row["key"],
+        "duration": row["duration"],
+        "hwid": hwids,
+        "note": row["note"],
+        "status": status_text(row),
+        "level": row["level"],
+        "createdby": row["generated_by"],
+        "usedby": row["used_by"],
+        "usedon": row["used_at"],
+        "creationdate": row["created_at"],
+        "banned": row["banned_reason"],
+    }
+
+
+# --- changes ----------------------------------------------------------------------------------
+
+
+def split_keys(text: str) -> list[str]:
+    """Keys separated by commas and/or white space, each once, in the order given."""
+    keys = list(dict.fromkeys(part for part in _SEPARATORS.split(text) if part))
+    if not keys:
+        raise Invalid("Parameter 'key' names no license key.", "missing_parameter")
+    if len(keys) > MAX_KEYS_PER_CALL:
+        raise Invalid(f"At most {MAX_KEYS_PER_CALL} keys can be deleted at a time.", "too_many_keys")
+    return keys
+
+
+async def _delete_rows(tx: Executor, rows: list[Row], user_too: bool) -> int:
+    """Delete the keys, the grants they made and, with `user_too`, the users who redeemed them."""
+    key_ids = [row["id"] for row in rows]
+    await store.delete_grants_of(tx, key_ids)
+    if user_too:
+        # Ascending ids: concurrent deletions lock users in the same order.
+        for user_id in sorted({row["used_by_user_id"] for row in rows} - {None}):
+            await users_domain.delete(tx, user_id)
+    return await store.delete_ids(tx, key_ids)
+
+
+async def delete(db: Database, app_id: int, key: str, *, user_too: bool) -> None:
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, key)
+        await _delete_rows(tx, [row], user_too)
+
+
+async def delete_many(db: Database, app_id: int, keys: list[str], *, user_too: bool) -> int:
+    """All or nothing: when any key is unknown nothing is deleted."""
+    async with db.transaction() as tx:
+        rows = await store.find_many(tx, app_id, keys)
+        found = {row["key"] for row in rows}
+        missing = [key for key in keys if key not in found]
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            raise NotFound(f"No license key found for: {shown}. Nothing was deleted.", "key_not_found")
+        return await _delete_rows(tx, rows, user_too)
+
+
+async def delete_matching(db: Executor, app_id: int, which: str) -> int:
+    """Bulk delete (`unused`, `used` or `all`). The users keep the time the keys gave them."""
+    return await store.delete_matching(db, app_id, which)
+
+
+async def delete_for_subscription(db: Database, app_id: int, sub_name: str, *, unused_only: bool) -> int:
+    """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
+    async with db.transaction() as tx:
+        sub = await get_subscription(tx, app_id, sub_name)
+        return await store.delete_level(tx, app_id, sub["level"], "unused" if unused_only else "all")
+
+
+async def add_time(db: Database, app_id: int, days: float, key: str | None) -> int:
+    """Without a key, lengthen every unused key. With a key: an unused key gets a longer
+    duration; a used key's grants expire later. Returns how many keys or grants changed."""
+    seconds = duration_seconds(days, "time")
+    if key is None:
+        return await store.add_time_to_unused(db, app_id, seconds)
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, key)
+        # Conditional, so a redemption that lands first is seen and its grants extended instead.
+        if row["status"] == "unused" and await store.add_time_if_unused(tx, row["id"], seconds):
+            return 1
+        return await store.extend_grants_of(tx, row["id"], seconds)
+
+
+async def set_note(db: Executor, app_id: int, key: str, note: str) -> None:
+    if not await store.set_note(db, app_id, key, note):
+        raise NotFound(f"No license key '{key}' exists.", "key_not_found")
+
+
+async def change_level(
+    db: Database, app_id: int, key: str, *, sub_name: str | None, level: str | None
+) -> str:
+    """Give an unused key another level (a subscription's, or a level directly); the new level."""
+    if (sub_name is None) == (level is None):
+        raise Invalid("Give either 'sub' or 'level', not both and not neither.", "sub_or_level")
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, key)
+        if sub_name is not None:
+            new_level: str = (await get_subscription(tx, app_id, sub_name))["level"]
+        else:
+            assert level is not None
+            new_level = level
+            await _require_level(tx, app_id, new_level)
+        if not await store.set_level_if_unused(tx, row["id"], new_level):
+            raise Conflict(
+                f"The license key '{key}' has already been used; its grants were made with its old level.",
+                "key_already_used",
+            )
+    return new_level
+
+
+async def ban(db: Database, app_id: int, key: str, reason: str, *, user_too: bool, now: int) -> None:
+    """Ban the key (a new reason replaces an old one); with `user_too` also ban the user who
+    redeemed it, which blacklists their HWIDs and IP."""
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, key)
+        await store.set_ban(tx, row["id"], reason)
+        if user_too and row["used_by_user_id"] is not None:
+            await users_domain.ban(tx, app_id, row["used_by_user_id"], reason, now)
+
+
+async def unban(db: Database, app_id: int, key: str) -> None:
+    """Lift the key's ban and, when it was redeemed, the ban of the user who redeemed it."""
+    async with db.transaction() as tx:
+        row = await get(tx, app_id, key)
+        if row["banned_reason"] is None:
+            raise Conflict(f"The license key '{key}' is not banned.", "key_not_banned")
+        await store.set_ban(tx, row["id"], None)
+        if row["used_by_user_id"] is not None:
+            await users_domain.unban(tx, app_id, row["used_by_user_id"])
