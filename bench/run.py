@@ -211,6 +211,9 @@ def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, 
         "- `seller verify`: `GET /api/seller/?type=verify&key=...` for a random one of 1,000 keys:",
         "  seller-key authentication (one indexed lookup by the key's SHA-256), rate limiting, key lookup.",
         "",
+        "On PostgreSQL every query is a round trip to a server that shares the same two cores with the",
+        "service and the load generator; SQLite's statements run inline in the worker (see docs/design.md).",
+        "",
     ]
     path.write_text("\n".join(lines))
 

@@ -12,8 +12,10 @@ from tests.live import LiveServer
 pytestmark = pytest.mark.server
 
 
-def call(server: LiveServer, key: str, type_: str, method: str = "GET", **params: str) -> httpx.Response:
-    query = {"sellerkey": key, "type": type_, **params}
+def call(
+    server: LiveServer, sellerkey: str, type_: str, /, method: str = "GET", **params: str
+) -> httpx.Response:
+    query = {"sellerkey": sellerkey, "type": type_, **params}
     return httpx.request(method, f"{server.url}/api/seller/", params=query, timeout=10)
 
 
@@ -49,3 +51,45 @@ def test_healthz_and_openapi(live_server: LiveServer) -> None:
     spec = httpx.get(f"{live_server.url}/openapi.json", timeout=10).json()
     assert spec["openapi"] == "3.1.0"
     assert "/api/seller/?type=setseller" in spec["paths"]
+
+
+def test_license_group_over_the_wire(live_server: LiveServer) -> None:
+    key = live_server.create_app("live-lic", "app")["sellerkey"]
+    made = call(live_server, key, "add", method="POST", expiry="7", amount="3", note="batch")
+    assert made.status_code == 200
+    keys = made.json()["keys"]
+    assert len(keys) == 3
+    text = call(live_server, key, "fetchallkeys", format="text")
+    assert text.headers["content-type"].startswith("text/plain")
+    assert sorted(text.text.split("\n")) == sorted(keys)
+    assert call(live_server, key, "verify", key=keys[0]).status_code == 200
+    assert call(live_server, key, "del", key=keys[0]).status_code == 200
+    assert call(live_server, key, "verify", key=keys[0]).json()["error"] == "key_not_found"
+    assert call(live_server, key, "add", expiry="1", level="99").status_code == 404
+
+
+def test_users_group_over_the_wire(live_server: LiveServer) -> None:
+    key = live_server.create_app("live-users", "app")["sellerkey"]
+    assert (
+        call(live_server, key, "adduser", user="zoe", sub="default", expiry="3", **{"pass": "pw"}).status_code
+        == 200
+    )
+    assert call(live_server, key, "verifyuser", user="zoe", **{"pass": "pw"}).status_code == 200
+    assert call(live_server, key, "verifyuser", user="zoe", **{"pass": "no"}).status_code == 403
+    subs = call(live_server, key, "usersubs").json()
+    assert set(subs) == {"success", "count", "subscriptions"}
+    assert subs["count"] == 1
+    assert subs["subscriptions"][0]["username"] == "zoe"
+    assert call(live_server, key, "usersubs", user="nobody").status_code == 404
+
+
+def test_variable_groups_over_the_wire(live_server: LiveServer) -> None:
+    key = live_server.create_app("live-vars", "app")["sellerkey"]
+    assert call(live_server, key, "addvar", name="motd", data="hello & welcome").status_code == 200
+    body = call(live_server, key, "fetchallvars").json()
+    assert set(body) == {"success", "variables"}
+    assert body["variables"][0]["setting_value"] == "hello & welcome"
+    assert call(live_server, key, "adduser", user="amy", sub="default", expiry="1").status_code == 200
+    assert call(live_server, key, "setvar", user="amy", var="theme", data="dark").status_code == 200
+    assert call(live_server, key, "getvar", user="amy", var="theme").json()["response"] == "dark"
+    assert call(live_server, key, "getvar", user="amy", var="nope").status_code == 404

@@ -401,3 +401,46 @@ def paging(args: Args) -> tuple[int, int]:
     limit = args.opt_integer("limit") or DEFAULT_PAGE_SIZE
     page = args.opt_integer("page") or 1
     return limit, (page - 1) * limit
+
+
+# --- the client API's envelope ----------------------------------------------------------------
+
+# Client responses always carry an integer `code` (KeyAuth's C++ SDK reads it before anything
+# else): 68 on success (69 for Webhook, as the interface document shows), and on failure a code
+# per kind of refusal, so a program can branch without parsing `error`.
+CLIENT_SUCCESS_CODE = 68
+CLIENT_WEBHOOK_SUCCESS_CODE = 69
+CLIENT_FAILURE_CODES = {
+    "invalid": 40,
+    "unauthorized": 41,
+    "forbidden": 43,
+    "not_found": 44,
+    "conflict": 49,
+    "rate_limited": 42,
+    "internal_error": 50,
+}
+
+
+def client_success(
+    ownerid: str, message: str, fields: Mapping[str, Any] | None = None, code: int = 68
+) -> dict[str, Any]:
+    """A client API success: `success`, `code`, `message`, the operation's fields, then a fresh
+    `nonce` (32 lowercase hex from the CSPRNG) and the caller's `ownerid`."""
+    body: dict[str, Any] = {"success": True, "code": code, "message": message}
+    if fields:
+        body.update(fields)
+    body["nonce"] = ids.nonce()
+    body["ownerid"] = ownerid
+    return body
+
+
+def client_failure(ownerid: str, message: str, error: str, kind: str) -> dict[str, Any]:
+    """A client API failure: the seller API's failure body plus `code`, `nonce` and `ownerid`."""
+    return {
+        "success": False,
+        "code": CLIENT_FAILURE_CODES.get(kind, CLIENT_FAILURE_CODES["invalid"]),
+        "message": message,
+        "error": error,
+        "nonce": ids.nonce(),
+        "ownerid": ownerid,
+    }
