@@ -52,6 +52,20 @@ def _networks(name: str) -> tuple[IPNetwork, ...]:
     return tuple(nets)
 
 
+def _list(name: str) -> tuple[str, ...]:
+    raw = _env(name)
+    if raw is None:
+        return ()
+    return tuple(part.strip() for part in raw.replace(";", ",").split(",") if part.strip())
+
+
+def _choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = (_env(name) or default).lower()
+    if raw not in choices:
+        raise ConfigError(f"{ENV_PREFIX}{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return raw
+
+
 def default_database_url(data_dir: Path) -> str:
     return f"sqlite:///{data_dir / 'licensegate.db'}"
 
@@ -80,6 +94,21 @@ class Settings:
     trusted_proxies: tuple[IPNetwork, ...] = field(default_factory=tuple)
     pg_pool_size: int = 10
     log_level: str = "warning"
+    # Files: uploads up to this size; the client API's Download File sends at most client_file_bytes.
+    max_upload_bytes: int = 50 * 1024 * 1024
+    client_file_bytes: int = 8 * 1024 * 1024
+    # Outbound HTTP (files by URL, webhooks, log forwarding).
+    outbound_allow: tuple[str, ...] = ()  # hosts or CIDRs that may be reached although internal
+    outbound_timeout: int = 10
+    outbound_max_bytes: int = 1024 * 1024  # largest reply read from a webhook
+    # E-mail (password reset) through SMTP.
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_user: str | None = None
+    smtp_password: str | None = None
+    smtp_from: str = "licensegate@localhost"
+    smtp_security: str = "starttls"  # starttls | tls | none
+    public_url: str = "http://127.0.0.1:8000"  # how users reach this service (links in e-mails)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -103,6 +132,18 @@ class Settings:
             trusted_proxies=_networks("TRUSTED_PROXIES"),
             pg_pool_size=_int("PG_POOL_SIZE", 10, 1),
             log_level=(_env("LOG_LEVEL") or "warning").lower(),
+            max_upload_bytes=_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, 1024),
+            client_file_bytes=_int("CLIENT_FILE_BYTES", 8 * 1024 * 1024, 1024),
+            outbound_allow=_list("OUTBOUND_ALLOW"),
+            outbound_timeout=_int("OUTBOUND_TIMEOUT", 10, 1),
+            outbound_max_bytes=_int("OUTBOUND_MAX_BYTES", 1024 * 1024, 1024),
+            smtp_host=_env("SMTP_HOST"),
+            smtp_port=_int("SMTP_PORT", 587, 1),
+            smtp_user=_env("SMTP_USER"),
+            smtp_password=_env("SMTP_PASSWORD"),
+            smtp_from=_env("SMTP_FROM") or "licensegate@localhost",
+            smtp_security=_choice("SMTP_SECURITY", ("starttls", "tls", "none"), "starttls"),
+            public_url=(_env("PUBLIC_URL") or "http://127.0.0.1:8000").rstrip("/"),
         )
         return settings
 

@@ -131,6 +131,8 @@ seller_keys = sa.Table(
     metadata,
     _pk(),
     _ref("apps"),
+    # NULL: the application owner's key; otherwise the reseller or manager account it acts as.
+    _ref("accounts", nullable=True),
     _text("key_hash", nullable=False),  # SHA-256 of the key; the key itself is never stored
     _text("prefix", nullable=False),  # first characters, so a person can tell keys apart
     _text("name", default=""),

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 03:14:07.129036
+Create Date: 2026-11-22 03:41:01.308434
 """
 
 from __future__ import annotations
@@ -21,10 +21,7 @@ def upgrade() -> None:
     op.create_table(
         "accounts",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("username", sa.Text(), nullable=False),
         sa.Column("email", sa.Text(), nullable=True),
@@ -36,10 +33,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("last_login_at", sa.BigInteger(), nullable=True),
         sa.ForeignKeyConstraint(
-            ["parent_id"],
-            ["accounts.id"],
-            name=op.f("fk_accounts_parent_id_accounts"),
-            ondelete="CASCADE",
+            ["parent_id"], ["accounts.id"], name=op.f("fk_accounts_parent_id_accounts"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_accounts")),
         sa.UniqueConstraint("ownerid", name=op.f("uq_accounts_ownerid")),
@@ -48,10 +42,7 @@ def upgrade() -> None:
     op.create_table(
         "audit_log",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=True),
         sa.Column("account_id", sa.BigInteger(), nullable=True),
@@ -72,10 +63,7 @@ def upgrade() -> None:
     op.create_table(
         "apps",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("account_id", sa.BigInteger(), nullable=False),
         sa.Column("ownerid", sa.Text(), nullable=False),
@@ -104,10 +92,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("updated_at", sa.BigInteger(), nullable=False),
         sa.ForeignKeyConstraint(
-            ["account_id"],
-            ["accounts.id"],
-            name=op.f("fk_apps_account_id_accounts"),
-            ondelete="CASCADE",
+            ["account_id"], ["accounts.id"], name=op.f("fk_apps_account_id_accounts"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_apps")),
         sa.UniqueConstraint("account_id", "name", name=op.f("uq_apps_account_id_name")),
@@ -117,10 +102,7 @@ def upgrade() -> None:
     op.create_table(
         "dashboard_sessions",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("account_id", sa.BigInteger(), nullable=False),
         sa.Column("token_hash", sa.Text(), nullable=False),
@@ -139,10 +121,7 @@ def upgrade() -> None:
     op.create_table(
         "app_hashes",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("hash", sa.Text(), nullable=False),
@@ -166,10 +145,7 @@ def upgrade() -> None:
     op.create_table(
         "blacklist",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("kind", sa.Text(), nullable=False),
@@ -185,10 +161,7 @@ def upgrade() -> None:
     op.create_table(
         "chat_channels",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
@@ -203,10 +176,7 @@ def upgrade() -> None:
     op.create_table(
         "client_logs",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("credential", sa.Text(), nullable=True),
@@ -228,10 +198,7 @@ def upgrade() -> None:
     op.create_table(
         "files",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("file_id", sa.Text(), nullable=False),
@@ -251,10 +218,7 @@ def upgrade() -> None:
     op.create_table(
         "global_vars",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
@@ -271,10 +235,7 @@ def upgrade() -> None:
     op.create_table(
         "loader_buttons",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("value", sa.Text(), nullable=False),
@@ -288,18 +249,22 @@ def upgrade() -> None:
     op.create_table(
         "seller_keys",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
+        sa.Column("account_id", sa.BigInteger(), nullable=True),
         sa.Column("key_hash", sa.Text(), nullable=False),
         sa.Column("prefix", sa.Text(), nullable=False),
         sa.Column("name", sa.Text(), server_default="", nullable=False),
         sa.Column("permissions", sa.BigInteger(), nullable=False),
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("last_used_at", sa.BigInteger(), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["account_id"],
+            ["accounts.id"],
+            name=op.f("fk_seller_keys_account_id_accounts"),
+            ondelete="CASCADE",
+        ),
         sa.ForeignKeyConstraint(
             ["app_id"], ["apps.id"], name=op.f("fk_seller_keys_app_id_apps"), ondelete="CASCADE"
         ),
@@ -309,10 +274,7 @@ def upgrade() -> None:
     op.create_table(
         "seller_log",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("ip", sa.Text(), nullable=True),
@@ -330,10 +292,7 @@ def upgrade() -> None:
     op.create_table(
         "subscriptions",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
@@ -379,10 +338,7 @@ def upgrade() -> None:
     op.create_table(
         "tokens",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("token_hash", sa.Text(), nullable=False),
@@ -403,10 +359,7 @@ def upgrade() -> None:
     op.create_table(
         "users",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("username", sa.Text(), nullable=False),
@@ -447,10 +400,7 @@ def upgrade() -> None:
     op.create_table(
         "webhooks",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("webid", sa.Text(), nullable=False),
@@ -467,10 +417,7 @@ def upgrade() -> None:
     op.create_table(
         "whitelist",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("value", sa.Text(), nullable=False),
@@ -484,10 +431,7 @@ def upgrade() -> None:
     op.create_table(
         "chat_messages",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("channel_id", sa.BigInteger(), nullable=False),
         sa.Column("author", sa.Text(), nullable=False),
@@ -510,10 +454,7 @@ def upgrade() -> None:
     op.create_table(
         "chat_mutes",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("user_id", sa.BigInteger(), nullable=False),
@@ -531,10 +472,7 @@ def upgrade() -> None:
     op.create_table(
         "license_keys",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("key", sa.Text(), nullable=False),
@@ -576,10 +514,7 @@ def upgrade() -> None:
     op.create_table(
         "password_resets",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("user_id", sa.BigInteger(), nullable=False),
         sa.Column("token_hash", sa.Text(), nullable=False),
@@ -587,10 +522,7 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.BigInteger(), nullable=False),
         sa.Column("used_at", sa.BigInteger(), nullable=True),
         sa.ForeignKeyConstraint(
-            ["user_id"],
-            ["users.id"],
-            name=op.f("fk_password_resets_user_id_users"),
-            ondelete="CASCADE",
+            ["user_id"], ["users.id"], name=op.f("fk_password_resets_user_id_users"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_password_resets")),
         sa.UniqueConstraint("token_hash", name=op.f("uq_password_resets_token_hash")),
@@ -632,10 +564,7 @@ def upgrade() -> None:
     op.create_table(
         "tamper_logs",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("user_id", sa.BigInteger(), nullable=True),
@@ -649,10 +578,7 @@ def upgrade() -> None:
             ["app_id"], ["apps.id"], name=op.f("fk_tamper_logs_app_id_apps"), ondelete="CASCADE"
         ),
         sa.ForeignKeyConstraint(
-            ["user_id"],
-            ["users.id"],
-            name=op.f("fk_tamper_logs_user_id_users"),
-            ondelete="SET NULL",
+            ["user_id"], ["users.id"], name=op.f("fk_tamper_logs_user_id_users"), ondelete="SET NULL"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_tamper_logs")),
     )
@@ -664,10 +590,7 @@ def upgrade() -> None:
     op.create_table(
         "user_hwids",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("user_id", sa.BigInteger(), nullable=False),
         sa.Column("hwid", sa.Text(), nullable=False),
@@ -681,10 +604,7 @@ def upgrade() -> None:
     op.create_table(
         "user_vars",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("app_id", sa.BigInteger(), nullable=False),
         sa.Column("user_id", sa.BigInteger(), nullable=False),
@@ -708,10 +628,7 @@ def upgrade() -> None:
     op.create_table(
         "user_subscriptions",
         sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
+            "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False
         ),
         sa.Column("user_id", sa.BigInteger(), nullable=False),
         sa.Column("subscription_id", sa.BigInteger(), nullable=False),
@@ -732,10 +649,7 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
-            ["user_id"],
-            ["users.id"],
-            name=op.f("fk_user_subscriptions_user_id_users"),
-            ondelete="CASCADE",
+            ["user_id"], ["users.id"], name=op.f("fk_user_subscriptions_user_id_users"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_user_subscriptions")),
     )
