@@ -18,6 +18,9 @@ from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import parse_qsl
 
 import orjson
+from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -180,7 +183,8 @@ class Operation(Generic[CallT]):
     returns: Mapping[str, str] = field(default_factory=dict)
     # Renders the success body as plain text when the caller asks for format=text.
     text: Callable[[dict[str, Any]], str] | None = None
-    max_body_bytes: int | None = None  # a larger body limit (file uploads)
+    max_body_bytes: int | None = None  # a larger body limit
+    uploads: tuple[str, ...] = ()  # names of the multipart file fields this operation accepts
 
     def parse_args(self, raw: Mapping[str, str]) -> Args:
         values: dict[str, Any] = {}
@@ -335,6 +339,43 @@ async def read_form_body(request: Request, max_bytes: int) -> dict[str, str]:
     except UnicodeDecodeError as exc:
         raise Invalid("The request body is not valid UTF-8.", "invalid_encoding") from exc
     return _parse_pairs(text, "request body")
+
+
+def content_type_of(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+async def read_multipart(
+    request: Request, max_bytes: int, file_fields: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, UploadFile], FormData]:
+    """Text fields and the accepted file fields of a multipart/form-data body.
+
+    The body must declare its length (so an upload over the limit is refused before it is read);
+    files are spooled to disk by the parser past 1 MiB. The caller closes the returned form."""
+    declared = request.headers.get("content-length")
+    if declared is None or not declared.isdigit():
+        raise Invalid("A multipart request must declare its Content-Length.", "length_required")
+    if int(declared) > max_bytes:
+        raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
+    try:
+        form = await request.form(max_files=len(file_fields), max_fields=MAX_FIELDS, max_part_size=64 * 1024)
+    except (MultiPartException, HTTPException) as exc:
+        raise Invalid(
+            f"The multipart body cannot be read: {getattr(exc, 'message', exc)}", "invalid_multipart"
+        ) from exc
+    fields: dict[str, str] = {}
+    files: dict[str, UploadFile] = {}
+    for name, value in form.multi_items():
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise Invalid(f"Parameter '{name[:64]}' contains a NUL character.", "invalid_character")
+            fields[name] = value
+        elif name in file_fields:
+            files[name] = value
+        else:
+            await form.close()
+            raise Invalid(f"Unexpected file field '{name[:64]}'.", "invalid_multipart")
+    return fields, files, form
 
 
 def merge(query: dict[str, str], body: dict[str, str]) -> dict[str, str]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from licensegate.api.protocol import Args, Registry
@@ -13,12 +15,27 @@ from licensegate.store.database import Database
 
 
 @dataclass(slots=True)
+class AuditNote:
+    """What a handler tells the audit log about the change it made."""
+
+    target: str | None = None
+    before: Any = None
+    after: Any = None
+
+
+@dataclass(slots=True)
 class SellerCall:
     services: Services
     identity: SellerIdentity
     args: Args
     ip: str
     request: Request
+    uploads: dict[str, UploadFile] = field(default_factory=dict)
+    audit: AuditNote | None = None
+
+    def record(self, target: str | None, *, before: Any = None, after: Any = None) -> None:
+        """Describe the change for the audit log: what it touched, and its state before and after."""
+        self.audit = AuditNote(target=target, before=before, after=after)
 
     @property
     def db(self) -> Database:

@@ -1,0 +1,1 @@
+"""Seller API group module (being written)."""

@@ -1,0 +1,97 @@
+"""Multipart bodies: text fields join the parameters, accepted file fields reach the handler."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from licensegate.api.protocol import Operation, Param
+from licensegate.api.seller.registry import SellerCall, registry
+from licensegate.services import Services
+from tests.helpers import SELLER_PATH, Seller
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def upload_operation() -> AsyncIterator[None]:
+    async def receive(call: SellerCall) -> dict[str, Any]:
+        upload = call.uploads.get("file")
+        content = await upload.read() if upload is not None else b""
+        return {
+            "name": call.args.text("name"),
+            "size": len(content),
+            "filename": upload.filename if upload else None,
+        }
+
+    op = Operation(
+        type="__upload",
+        group="test",
+        summary="upload",
+        handler=receive,
+        params=(Param("name", required=True),),
+        uploads=("file",),
+    )
+    registry.add(op)
+    yield
+    registry._by_type.pop("__upload")
+    registry._ordered.remove(op)
+
+
+@pytest.mark.usefixtures("upload_operation")
+async def test_multipart_fields_and_file_reach_the_handler(seller: Seller, client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        SELLER_PATH,
+        params={"sellerkey": seller.key, "type": "__upload"},
+        data={"name": "tool.zip"},
+        files={"file": ("tool.zip", b"x" * 3000, "application/zip")},
+    )
+    assert response.json() == {"success": True, "name": "tool.zip", "size": 3000, "filename": "tool.zip"}
+
+
+@pytest.mark.usefixtures("upload_operation")
+async def test_unexpected_file_fields_and_files_for_other_operations_are_refused(
+    seller: Seller, client: httpx.AsyncClient
+) -> None:
+    response = await client.post(
+        SELLER_PATH,
+        params={"sellerkey": seller.key, "type": "__upload", "name": "a"},
+        files={"other": ("a.bin", b"1")},
+    )
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_multipart")
+    response = await client.post(
+        SELLER_PATH,
+        params={"sellerkey": seller.key, "type": "addsub"},
+        data={"name": "viaform", "level": "3"},
+        files={"file": ("a.bin", b"1")},
+    )
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_multipart")
+
+
+async def test_multipart_text_fields_work_for_any_operation(
+    seller: Seller, client: httpx.AsyncClient
+) -> None:
+    response = await client.post(
+        SELLER_PATH,
+        params={"sellerkey": seller.key, "type": "addsub"},
+        files={"name": (None, "multi"), "level": (None, "4")},
+    )
+    assert response.status_code == 200, response.text
+    assert "multi" in [s["name"] for s in (await seller.ok("fetchallsubs"))["subs"]]
+
+
+@pytest.mark.usefixtures("upload_operation")
+async def test_oversized_upload_is_refused_before_reading(
+    seller: Seller, client: httpx.AsyncClient, services: Services
+) -> None:
+    limit = services.settings.max_upload_bytes
+    response = await client.post(
+        SELLER_PATH,
+        params={"sellerkey": seller.key, "type": "__upload", "name": "big"},
+        headers={"content-type": "multipart/form-data; boundary=x", "content-length": str(limit + 10**6)},
+        content=b"--x--\r\n",
+    )
+    assert (response.status_code, response.json()["error"]) == (400, "request_too_large")
