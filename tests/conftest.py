@@ -47,8 +47,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def make_settings(db_url: str, **overrides: object) -> Settings:
+def make_settings(db_url: str, data_dir: Path, **overrides: object) -> Settings:
     base = Settings(
+        data_dir=data_dir,
         database_url=db_url,
         argon2_time_cost=1,
         argon2_memory_kib=64,
@@ -63,8 +64,8 @@ def clock() -> MovableClock:
 
 
 @pytest.fixture
-def settings(db_url: str) -> Settings:
-    return make_settings(db_url)
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return make_settings(db_url, tmp_path / "data")
 
 
 @pytest.fixture

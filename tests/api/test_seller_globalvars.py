@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -174,8 +175,8 @@ class TestThrottledFetchallvars:
     statuses the document lists for fetchallvars, so the protocol layer answers 403."""
 
     @pytest.fixture
-    def settings(self, db_url: str) -> Settings:
-        return make_settings(db_url, seller_rate_limit=2)
+    def settings(self, db_url: str, tmp_path: Path) -> Settings:
+        return make_settings(db_url, tmp_path / "data", seller_rate_limit=2)
 
     async def test_a_throttled_call_is_403_rate_limited_with_retry_after(self, seller: Seller) -> None:
         await seller.ok("fetchallvars")
