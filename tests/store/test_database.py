@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from licensegate.store.database import Database, DatabaseError, dialect_of, open_database, sqlite_path
+from licensegate.store.database import (
+    Database,
+    DatabaseError,
+    UniqueViolation,
+    dialect_of,
+    open_database,
+    sqlite_path,
+)
 from licensegate.store.postgres import to_postgres
 
 pytestmark = pytest.mark.anyio
@@ -85,10 +92,13 @@ async def test_transactions_of_concurrent_tasks_do_not_interleave(db: Database) 
     assert await db.fetch_value("SELECT disabled FROM accounts WHERE id = ?", account_id) == 20
 
 
-async def test_unique_constraints_hold(db: Database) -> None:
+async def test_unique_violations_raise_one_type_on_both_databases(db: Database) -> None:
     await add_account(db, "dup")
-    with pytest.raises(Exception):  # noqa: B017, PT011 - each driver raises its own integrity error
+    with pytest.raises(UniqueViolation):
         await add_account(db, "dup")
+    with pytest.raises(UniqueViolation):
+        await db.execute("INSERT INTO accounts (username, role, created_at) VALUES ('dup', 'seller', 1)")
+    await db.execute("UPDATE accounts SET disabled = 1 WHERE username = 'dup'")  # the connection still works
 
 
 async def test_using_sqlite_inside_its_own_transaction_is_caught(tmp_path: Path) -> None:

@@ -18,6 +18,11 @@ class DatabaseError(Exception):
     """The database cannot be reached or used; the message says why, in one line."""
 
 
+class UniqueViolation(Exception):
+    """A write collided with a unique constraint (both adapters raise this one type), e.g. two
+    concurrent requests creating the same username. On PostgreSQL the transaction is aborted."""
+
+
 class Executor(Protocol):
     """Something that runs SQL: the database itself (autocommit) or an open transaction."""
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from licensegate.store.database import DatabaseError, Executor, Row
+from licensegate.store.database import DatabaseError, Executor, Row, UniqueViolation
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -46,10 +46,16 @@ class _PgRunner:
         return [dict(r) for r in await self._conn.fetch(to_postgres(sql), *args)]
 
     async def fetch_value(self, sql: str, *args: Any) -> Any:
-        return await self._conn.fetchval(to_postgres(sql), *args)
+        try:
+            return await self._conn.fetchval(to_postgres(sql), *args)
+        except asyncpg.UniqueViolationError as exc:  # INSERT ... RETURNING
+            raise UniqueViolation(str(exc)) from exc
 
     async def execute(self, sql: str, *args: Any) -> int:
-        return _rowcount(await self._conn.execute(to_postgres(sql), *args))
+        try:
+            return _rowcount(await self._conn.execute(to_postgres(sql), *args))
+        except asyncpg.UniqueViolationError as exc:
+            raise UniqueViolation(str(exc)) from exc
 
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         await self._conn.executemany(to_postgres(sql), rows)

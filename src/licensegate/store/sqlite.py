@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from licensegate.store.database import DatabaseError, Executor, Row
+from licensegate.store.database import DatabaseError, Executor, Row, UniqueViolation
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -58,13 +58,23 @@ class _Runner:
         return self._conn.execute(sql, args).fetchall()
 
     def _fetch_value(self, sql: str, args: Sequence[Any]) -> Any:
-        row = self._conn.execute(sql, args).fetchone()
+        try:
+            row = self._conn.execute(sql, args).fetchone()
+        except sqlite3.IntegrityError as exc:  # INSERT ... RETURNING
+            if "UNIQUE" in str(exc):
+                raise UniqueViolation(str(exc)) from exc
+            raise
         if row is None:
             return None
         return next(iter(row.values()))
 
     def _execute(self, sql: str, args: Sequence[Any]) -> int:
-        return self._conn.execute(sql, args).rowcount
+        try:
+            return self._conn.execute(sql, args).rowcount
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE" in str(exc):
+                raise UniqueViolation(str(exc)) from exc
+            raise
 
     def _execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self._conn.executemany(sql, rows)
