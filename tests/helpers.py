@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,3 +58,62 @@ async def create_seller(
 ) -> Seller:
     created = await create_application(services.db, owner=owner, name=name, now=services.clock.now())
     return Seller(http=http, key=created.sellerkey, ownerid=created.ownerid, app_id=created.app_id, name=name)
+
+
+CLIENT_PATH = "/api/1.0/"
+NONCE = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass
+class Client:
+    """A program using the client API on behalf of one application."""
+
+    http: httpx.AsyncClient
+    ownerid: str
+    name: str
+    sessionid: str = ""
+
+    async def call(self, type_: str, /, **params: Any) -> httpx.Response:
+        query = {"type": type_, "ownerid": self.ownerid, "name": self.name}
+        if self.sessionid:
+            query["sessionid"] = self.sessionid
+        query.update({k: str(v) for k, v in params.items()})
+        return await self.http.post(CLIENT_PATH, params=query)
+
+    def check_envelope(self, body: dict[str, Any]) -> None:
+        assert isinstance(body["code"], int), body
+        assert NONCE.fullmatch(body["nonce"]), body
+        assert body["ownerid"] == self.ownerid, body
+        assert isinstance(body["message"], str), body
+
+    async def ok(self, type_: str, code: int = 68, /, **params: Any) -> dict[str, Any]:
+        response = await self.call(type_, **params)
+        body: dict[str, Any] = response.json()
+        assert response.status_code == 200, (response.status_code, body)
+        assert body["success"] is True, body
+        assert body["code"] == code, body
+        self.check_envelope(body)
+        return body
+
+    async def fails(self, type_: str, status: int, error: str, /, **params: Any) -> dict[str, Any]:
+        response = await self.call(type_, **params)
+        body: dict[str, Any] = response.json()
+        assert (response.status_code, body.get("error")) == (status, error), (response.status_code, body)
+        assert body["success"] is False
+        assert body["code"] not in (68, 69)
+        assert body["message"]
+        self.check_envelope(body)
+        return body
+
+    async def init(self, **params: Any) -> str:
+        body = await self.ok("init", **params)
+        self.sessionid = body["sessionid"]
+        return self.sessionid
+
+    def fresh(self) -> Client:
+        """The same application, another program instance (its own session)."""
+        return Client(self.http, self.ownerid, self.name)
+
+
+def client_of(seller: Seller) -> Client:
+    return Client(seller.http, seller.ownerid, seller.name)

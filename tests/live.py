@@ -93,3 +93,27 @@ def start_server(database_url: str, data_dir: Path, workers: int = 2, **env: str
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGKILL)
     raise RuntimeError("server did not become healthy within 30 s")
+
+
+def execute_sql(database_url: str, sql: str, *args: object) -> None:
+    """Change a live server's database directly (test set-up only)."""
+    if database_url.startswith("sqlite:///"):
+        import sqlite3
+
+        with sqlite3.connect(database_url.removeprefix("sqlite:///")) as conn:
+            conn.execute(sql, args)
+        return
+    import asyncio
+
+    import asyncpg
+
+    from licensegate.store.postgres import to_postgres
+
+    async def run() -> None:
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.execute(to_postgres(sql), *args)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,10 +13,30 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from licensegate.api import openapi, seller
+from licensegate.api import client, openapi, seller
 from licensegate.api.protocol import failure_body, json_response
 from licensegate.config import Settings
+from licensegate.domain import passwordreset
 from licensegate.services import Services
+from licensegate.store import client_sessions
+from licensegate.web.reset import reset_page
+
+log = logging.getLogger("licensegate")
+PURGE_INTERVAL = 300  # seconds between sweeps of expired client sessions
+PURGE_BATCHES = 100  # at most this many batches of 1,000 per sweep
+
+
+async def purge_expired_sessions(services: Services) -> None:
+    """Delete expired sessions now and then, in small batches, for as long as the worker runs."""
+    while True:
+        await asyncio.sleep(PURGE_INTERVAL)
+        try:
+            for _batch in range(PURGE_BATCHES):
+                if not await client_sessions.purge_expired(services.db, services.clock.now()):
+                    break
+        except Exception:
+            log.exception("purging expired sessions failed; will try again")
+
 
 _HEALTHY = b'{"status":"ok"}'
 
@@ -52,13 +73,18 @@ def build_app(settings: Settings, services: Services | None = None) -> Starlette
             return
         opened = await Services.open(settings)
         app.state.services = opened
+        sweeper = asyncio.create_task(purge_expired_sessions(opened))
         try:
             yield
         finally:
+            sweeper.cancel()
             await opened.close()
 
     routes = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        Route("/api/1.0/", client.endpoint, methods=["POST"]),
+        Route("/api/1.0", client.endpoint, methods=["POST"]),
+        Route(passwordreset.PATH, reset_page, methods=["GET", "POST"]),
         Route("/api/seller/", seller.endpoint, methods=["GET", "POST"]),
         Route("/api/seller", seller.endpoint, methods=["GET", "POST"]),
         Route("/openapi.json", openapi_document, methods=["GET"]),

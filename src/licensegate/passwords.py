@@ -7,6 +7,7 @@ every other request of the worker) nor inside a database transaction.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from concurrent.futures import ThreadPoolExecutor
 
 from argon2 import PasswordHasher, Type
@@ -22,6 +23,15 @@ class Passwords:
             type=Type.ID,
         )
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="argon2")
+        self._dummy: str | None = None
+
+    @property
+    def dummy_hash(self) -> str:
+        """A hash of nothing anyone knows, verified when a username does not exist, so that
+        answer takes as long as a wrong password's."""
+        if self._dummy is None:
+            self._dummy = self._hasher.hash(secrets.token_hex(16))
+        return self._dummy
 
     async def hash(self, password: str) -> str:
         loop = asyncio.get_running_loop()

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
+from licensegate.domain.clientapp import MessageCache
+from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter, open_rate_limiter
 from licensegate.store.database import Database, open_database
@@ -18,6 +20,8 @@ class Services:
     clock: Clock
     limiter: RateLimiter
     passwords: Passwords
+    messages: MessageCache
+    mailer: Mailer
 
     @classmethod
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
@@ -34,9 +38,12 @@ class Services:
                 settings.argon2_parallelism,
                 settings.password_threads,
             ),
+            messages=MessageCache(),
+            mailer=Mailer(settings),
         )
 
     async def close(self) -> None:
+        await self.mailer.drain()
         await self.limiter.close()
         await self.db.close()
         self.passwords.close()

@@ -14,8 +14,19 @@ from typing import Any
 from licensegate import __version__
 from licensegate.api.protocol import Operation, Param, Registry
 
-# The order the interface document lists the groups in; groups it does not name follow.
-GROUP_ORDER = (
+# The order the interface document lists each interface's groups in; groups it does not name follow.
+CLIENT_GROUPS = (
+    "Initialization",
+    "Authentication",
+    "Sessions",
+    "Licensing",
+    "Users",
+    "Files",
+    "Chat",
+    "Webhooks",
+    "Security",
+)
+SELLER_GROUPS = (
     "Seller Key",
     "Users",
     "User Variable",
@@ -47,12 +58,29 @@ class Interface:
     registry: Registry[Any]
     credentials: tuple[Param, ...]
     envelope: str
+    group_order: tuple[str, ...]
 
 
 def interfaces() -> list[Interface]:
+    from licensegate.api.client import registry as client_registry
     from licensegate.api.seller import registry as seller_registry
 
     return [
+        Interface(
+            name="client",
+            path="/api/1.0/",
+            methods=("post",),
+            registry=client_registry,
+            credentials=(
+                Param("ownerid", required=True, max_length=64, doc="the application owner's id"),
+                Param("name", required=True, max_length=64, doc="the application's name"),
+                Param("sessionid", max_length=128, doc="from init; every operation but init needs it"),
+            ),
+            envelope="`success`, `code` (68 on success; 69 for Webhook), `message`, the fields below, "
+            "`nonce` (32 hex) and `ownerid`. Failures: "
+            "`{success: false, code, message, error, nonce, ownerid}`.",
+            group_order=CLIENT_GROUPS,
+        ),
         Interface(
             name="seller",
             path="/api/seller/",
@@ -62,7 +90,8 @@ def interfaces() -> list[Interface]:
                 Param("sellerkey", required=True, max_length=32, doc="the application's seller key"),
             ),
             envelope="`success` plus the fields below. Failures: `{success: false, message, error}`.",
-        )
+            group_order=SELLER_GROUPS,
+        ),
     ]
 
 
@@ -189,7 +218,8 @@ def markdown(iface: Interface) -> str:
     groups: dict[str, list[Operation[Any]]] = {}
     for op in iface.registry:
         groups.setdefault(op.group, []).append(op)
-    ordered = sorted(groups, key=lambda g: GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER))
+    order = iface.group_order
+    ordered = sorted(groups, key=lambda g: order.index(g) if g in order else len(order))
     lines += ["| group | operation | `type` |", "|---|---|---|"]
     for group in ordered:
         for op in groups[group]:

@@ -185,6 +185,10 @@ class Operation(Generic[CallT]):
     text: Callable[[dict[str, Any]], str] | None = None
     max_body_bytes: int | None = None  # a larger body limit
     uploads: tuple[str, ...] = ()  # names of the multipart file fields this operation accepts
+    # Client API: what the call must present ("app": ownerid + name; "session": a live session;
+    # "validated": a logged-in session), and the integer `code` of its success.
+    requires: str = "app"
+    success_code: int = 68
 
     def parse_args(self, raw: Mapping[str, str]) -> Args:
         values: dict[str, Any] = {}
@@ -475,13 +479,18 @@ def client_success(
     return body
 
 
-def client_failure(ownerid: str, message: str, error: str, kind: str) -> dict[str, Any]:
+def client_failure(
+    ownerid: str, message: str, error: str, kind: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A client API failure: the seller API's failure body plus `code`, `nonce` and `ownerid`."""
-    return {
+    body: dict[str, Any] = {
         "success": False,
         "code": CLIENT_FAILURE_CODES.get(kind, CLIENT_FAILURE_CODES["invalid"]),
         "message": message,
         "error": error,
-        "nonce": ids.nonce(),
-        "ownerid": ownerid,
     }
+    if extra:
+        body.update(extra)
+    body["nonce"] = ids.nonce()
+    body["ownerid"] = ownerid
+    return body

@@ -6,14 +6,17 @@ act on.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class Refusal(Exception):
     kind = "refusal"
 
-    def __init__(self, message: str, error: str) -> None:
+    def __init__(self, message: str, error: str, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.error = error
+        self.extra = extra or {}  # fields the failure body carries besides message and error
 
 
 class Invalid(Refusal):

@@ -32,6 +32,9 @@ DEFAULTS: dict[str, str] = {
     "otprequired": "Two-factor authentication code required.",
     "otpinvalid": "Invalid two-factor authentication code.",
     "ratelimited": "Too many attempts; try again later.",
+    # One answer for an unknown username and a wrong password, so logins cannot probe for names.
+    "invalidcredentials": "Invalid username or password.",
+    "upgraded": "Upgraded successfully",
 }
 
 # KeyAuth's `updatesettings` parameter names for the messages it lets sellers change.

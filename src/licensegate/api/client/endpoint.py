@@ -1,0 +1,121 @@
+"""`/api/1.0/`: read the parameters, find the operation by `type`, identify the application (and
+the session where one is needed), rate-limit, validate, run the handler and write the client
+envelope (`success`, `code`, `message`, `nonce`, `ownerid` on every answer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from licensegate.api.addresses import client_ip
+from licensegate.api.client.registry import ClientCall, ClientSession, registry
+from licensegate.api.protocol import (
+    STATUS_OF_KIND,
+    Operation,
+    client_failure,
+    client_success,
+    json_response,
+    merge,
+    read_form_body,
+    read_query,
+    refusal_headers,
+    unexpected_fault,
+)
+from licensegate.domain.clientapp import ClientApp, Messages
+from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthorized
+from licensegate.services import Services
+from licensegate.store import client_sessions as store
+from licensegate.store.database import Row
+
+MAX_ECHOED_OWNERID = 64
+
+
+async def _app_by_name(services: Services, ownerid: str, name: str | None) -> ClientApp:
+    if not name:
+        raise Unauthorized("No application name specified.", "missing_name")
+    row = await store.find_app(services.db, ownerid, name)
+    if row is None:
+        raise Unauthorized("No application with this ownerid and name exists.", "unknown_application")
+    return ClientApp.from_row(row)
+
+
+async def identify(
+    services: Services, op: Operation[ClientCall], raw: dict[str, str], now: int
+) -> tuple[ClientApp, ClientSession | None]:
+    """The calling application, and its session where the operation needs one.
+
+    With a session the application comes from the session's own row (one query for both); the
+    ownerid (and name, when sent) must be that session's application's.
+    """
+    ownerid = raw.get("ownerid", "").strip()
+    if not ownerid:
+        raise Unauthorized("No ownerid specified.", "missing_ownerid")
+    name = raw.get("name", "").strip() or None
+    if op.requires == "app":
+        return await _app_by_name(services, ownerid, name), None
+    session_id = raw.get("sessionid", "").strip()
+    if not session_id:
+        raise Unauthorized("No session id specified; call init first.", "missing_session")
+    row: Row | None = await store.find_with_app(services.db, session_id[:128])
+    if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
+        if name is not None:
+            await _app_by_name(services, ownerid, name)  # an unknown application is 401
+        raise Forbidden("Session not found; call init again.", "session_not_found")
+    app = ClientApp.from_row(row)
+    if row["session_expires_at"] <= now:
+        raise Forbidden("Session expired; call init again.", "session_expired")
+    session = ClientSession(
+        id=row["session_id"],
+        user_id=row["user_id"],
+        credential=row["credential"],
+        validated=bool(row["validated"]),
+        expires_at=row["session_expires_at"],
+    )
+    return app, session
+
+
+async def endpoint(request: Request) -> Response:
+    services: Services = request.app.state.services
+    settings = services.settings
+    op: Operation[ClientCall] | None = None
+    ownerid = ""
+    try:
+        query = read_query(request, settings.max_query_bytes)
+        raw = merge(query, await read_form_body(request, settings.max_body_bytes))
+        ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+        op = registry.lookup(raw)
+        now = services.clock.now()
+        app, session = await identify(services, op, raw, now)
+        if not app.enabled:
+            overrides = await services.messages.get(services.db, app.id)
+            raise Forbidden(Messages(overrides)("appdisabled"), "app_disabled")
+        retry_after = await services.limiter.hit(
+            f"client:{app.id}", app.client_rate_limit, app.client_rate_window
+        )
+        if retry_after:
+            raise RateLimited(retry_after, "This application has sent too many requests; try again later.")
+        call = ClientCall(
+            services=services,
+            args=op.parse_args(raw),
+            ip=client_ip(request.scope, settings.trusted_proxies),
+            request=request,
+            ownerid=ownerid,
+            app=app,
+            session=session,
+        )
+        if op.requires == "validated" and not call.live_session.validated:
+            raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+        body: dict[str, Any] = await op.handler(call)
+        message = body.pop("message")
+        return json_response(client_success(ownerid, message, body, op.success_code))
+    except Refusal as refusal:
+        status = op.status_for(refusal) if op is not None else STATUS_OF_KIND[refusal.kind]
+        failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
+        return json_response(failure, status, refusal_headers(refusal))
+    except Exception:
+        body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
+        failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
+        failure["request_id"] = request_id
+        return json_response(failure, 500)

@@ -1,0 +1,57 @@
+"""Client API — Check Blacklist and Ban User."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.api.client.registry import ClientCall, registry
+from licensegate.api.protocol import Param
+from licensegate.domain import blacklists, selfservice
+
+GROUP = "Users"
+
+
+@registry.operation(
+    "checkblacklist",
+    group=GROUP,
+    summary="Check Blacklist",
+    requires="session",
+    params=[Param("hwid", max_length=256, doc="the machine's hardware id")],
+    returns={"blacklisted": "true when the HWID or the caller's IP address is blacklisted"},
+)
+async def check_blacklist(call: ClientCall) -> dict[str, Any]:
+    """Whether this machine (its HWID) or the caller's IP address is blacklisted. The answer is a
+    success either way and says which in `blacklisted` (KeyAuth answered `success: false` for
+    "not blacklisted"; here `success` only says the check ran)."""
+    hwid = call.args.opt_text("hwid")
+    kind = await blacklists.blocked(call.db, call.app.id, hwids=[hwid] if hwid else [], ip=call.ip)
+    if kind:
+        return {"message": "Client is blacklisted", "blacklisted": True}
+    return {"message": "Client is not blacklisted", "blacklisted": False}
+
+
+@registry.operation(
+    "ban",
+    group=GROUP,
+    summary="Ban User",
+    requires="validated",
+    params=[
+        Param("reason", max_length=256, doc="why (default: banned by the client program)"),
+        Param("hwid", max_length=256, doc="a HWID to blacklist as well"),
+    ],
+)
+async def ban(call: ClientCall) -> dict[str, Any]:
+    """The client bans its own user (say, on detecting tampering): the user is banned, their
+    HWIDs, the HWID sent and the caller's IP address are blacklisted, and their sessions end."""
+    session = call.live_session
+    assert session.user_id is not None
+    await selfservice.ban_self(
+        call.db,
+        call.app,
+        session.user_id,
+        reason=call.args.opt_text("reason"),
+        hwid=call.args.opt_text("hwid"),
+        ip=call.ip,
+        now=call.now(),
+    )
+    return {"message": "Successfully Banned User"}

@@ -1,0 +1,64 @@
+"""The client API's operation registry and the context each handler receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from licensegate.api.protocol import Args, Registry
+from licensegate.domain.clientapp import ClientApp, Messages
+from licensegate.domain.errors import RateLimited
+from licensegate.services import Services
+from licensegate.store.database import Database
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSession:
+    id: str
+    user_id: int | None
+    credential: str | None
+    validated: bool
+    expires_at: int
+
+
+@dataclass(slots=True)
+class ClientCall:
+    services: Services
+    args: Args
+    ip: str
+    request: Request
+    ownerid: str
+    app: ClientApp
+    session: ClientSession | None
+    _messages: Messages | None = None
+
+    @property
+    def db(self) -> Database:
+        return self.services.db
+
+    def now(self) -> int:
+        return self.services.clock.now()
+
+    @property
+    def live_session(self) -> ClientSession:
+        assert self.session is not None, "declared requires='session' or 'validated'"
+        return self.session
+
+    async def messages(self) -> Messages:
+        """The application's messages (custom ones cached for a moment per process)."""
+        if self._messages is None:
+            self._messages = Messages(await self.services.messages.get(self.db, self.app.id))
+        return self._messages
+
+    async def limit_attempts(self, credential: str) -> None:
+        """The stricter limit on attempts at one username or key from one address."""
+        key = f"auth:{self.app.id}:{credential}:{self.ip}"
+        retry_after = await self.services.limiter.hit(
+            key, self.app.auth_rate_limit, self.app.auth_rate_window
+        )
+        if retry_after:
+            raise RateLimited(retry_after, (await self.messages())("ratelimited"))
+
+
+registry: Registry[ClientCall] = Registry("client")

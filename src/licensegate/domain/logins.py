@@ -1,0 +1,383 @@
+"""The client API's ways in: register, login, License Login and Upgrade Access.
+
+Every refusal carries the application's own message for it (see `domain/messages.py`) and a
+stable error code. Reads come first and decide; writes happen last, in one short transaction,
+and every write that depends on what was read is conditional (a key is marked used only if it is
+still unused, an HWID is bound only while the user has room for one), so concurrent requests
+cannot redeem a key twice or bind two devices where one is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from licensegate.domain import blacklists, totp
+from licensegate.domain import licenses as license_rules
+from licensegate.domain import users as user_rules
+from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
+from licensegate.domain.timefmt import datetime_text, unix_text
+from licensegate.passwords import Passwords
+from licensegate.store import client_sessions as session_store
+from licensegate.store import licenses as license_store
+from licensegate.store import logins as store
+from licensegate.store import subscriptions as subscription_store
+from licensegate.store import users as user_store
+from licensegate.store.database import Database, Executor, Row
+
+Message = Callable[..., str]
+
+MAX_USERNAME = 64
+LICENSE_USER = "license"  # `created_by` of users a License Login made; they sign in with the key
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """Who is calling: the session, the address, and what the program told about the machine."""
+
+    session_id: str
+    ip: str
+    hwid: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # os, architecture, device, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Login:
+    user_id: int
+    username: str
+    info: dict[str, Any]
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+def check_hwid(app: ClientApp, hwid: str | None, msg: Message) -> None:
+    if hwid is None:
+        if app.force_hwid:
+            raise Forbidden(msg("hwidrequired"), "hwid_required")
+        return
+    if len(hwid) < app.min_hwid_length:
+        raise Invalid(msg("hwidtooshort", minimum=app.min_hwid_length), "hwid_too_short")
+
+
+def check_new_username(app: ClientApp, username: str, msg: Message) -> None:
+    user_rules.check_username(username)
+    if len(username) < app.min_username_length:
+        raise Invalid(msg("unTooShort"), "username_too_short")
+    if len(username) > MAX_USERNAME:
+        raise Invalid(f"A username must be at most {MAX_USERNAME} characters.", "username_too_long")
+
+
+async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Message) -> None:
+    hwids = [client.hwid] if client.hwid else []
+    if await blacklists.blocked(db, app.id, hwids=hwids, ip=client.ip):
+        raise Forbidden(msg("hwidblacked"), "blacklisted")
+
+
+def running_grants(grants: list[Row], app: ClientApp, now: int) -> tuple[list[dict[str, Any]], bool]:
+    """The subscription entries of grants that give access now, and whether any grant with time
+    left is frozen by a pause (of the user, its subscription or the application)."""
+    entries: list[dict[str, Any]] = []
+    frozen = False
+    for grant in grants:
+        paused_at = grant["paused_at"] or grant["sub_paused_at"]
+        if paused_at is not None or app.paused:
+            if grant["expires_at"] > (paused_at or now):
+                frozen = True
+            continue
+        if grant["expires_at"] > now:
+            entries.append(
+                {
+                    "subscription": grant["subscription"],
+                    "key": grant["key"],
+                    "expiry": unix_text(grant["expires_at"]),
+                    "timeleft": grant["expires_at"] - now,
+                }
+            )
+    return entries, frozen
+
+
+def info(
+    username: str, created_at: int, entries: list[dict[str, Any]], client: Client, hwid: str, now: int
+) -> dict[str, Any]:
+    """The `info` object of a login, in the interface document's User shape."""
+    return {
+        "username": username,
+        "subscriptions": entries,
+        "ip": client.ip,
+        "hwid": hwid,
+        "createdate": datetime_text(created_at),
+        "lastlogin": unix_text(now),
+    }
+
+
+# --- admitting a known user ---------------------------------------------------------------------
+
+
+async def admit(
+    db: Database,
+    app: ClientApp,
+    user: Row,
+    client: Client,
+    *,
+    credential: str,
+    otp_code: str | None,
+    msg: Message,
+    now: int,
+) -> Login:
+    """Everything after the user is known and their secret checked: ban, blacklist, one-time
+    code, HWID, subscriptions; then bind the HWID if one is due and log the session in."""
+    user_id: int = user["user_id"]
+    if user["user_banned"] is not None:
+        raise Forbidden(msg("userbanned", reason=user["user_banned"]), "user_banned")
+    await check_blacklist(db, app, client, msg)
+    if user["otp_enabled"]:
+        await consume_otp(db, user_id, user["otp_secret"], otp_code, msg, now)
+
+    bind: str | None = None
+    hwid_lock = app.hwid_lock and bool(user["user_hwid_lock"])
+    held = await store.hwids(db, user_id) if hwid_lock or client.hwid is None else []
+    if hwid_lock:
+        if client.hwid is None:
+            if held:
+                raise Forbidden(msg("hwidmismatch"), "hwid_mismatch")
+        elif client.hwid not in held:
+            if len(held) >= app.max_hwids:
+                raise Forbidden(msg("hwidmismatch") if held else msg("hwidlimit"), "hwid_mismatch")
+            bind = client.hwid
+
+    entries, frozen = running_grants(await store.grants(db, user_id), app, now)
+    if not entries:
+        if frozen:
+            raise Forbidden(msg("pausedsub"), "subscription_paused")
+        raise Forbidden(msg("noactivesubs"), "no_active_subscription")
+
+    async with db.transaction() as tx:
+        if bind is not None:
+            await store.lock_user(tx, user_id)
+            if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
+                raise Forbidden(msg("hwidmismatch"), "hwid_mismatch")
+        await _log_in(tx, user, client, credential, now)
+    hwid = client.hwid or (held[0] if held else "")
+    return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
+
+
+async def _log_in(tx: Executor, user: Row, client: Client, credential: str, now: int) -> None:
+    await session_store.validate(
+        tx,
+        client.session_id,
+        user_id=user["user_id"],
+        credential=credential,
+        hwid=client.hwid,
+        client=client.details,
+    )
+    # Nothing to write when this same second's login from this address is already recorded.
+    if user["last_login_at"] != now or user["last_ip"] != client.ip:
+        await store.record_login(tx, user["user_id"], client.ip, now)
+
+
+async def consume_otp(
+    db: Executor, user_id: int, secret: str, code: str | None, msg: Message, now: int
+) -> None:
+    if not code:
+        raise Forbidden(msg("otprequired"), "otp_required")
+    step = totp.matching_step(secret, code, now)
+    if step is None or not await store.use_otp_step(db, user_id, step):
+        raise Forbidden(msg("otpinvalid"), "otp_invalid")
+
+
+# --- login with username and password ---------------------------------------------------------
+
+
+async def login(
+    db: Database,
+    passwords: Passwords,
+    app: ClientApp,
+    client: Client,
+    *,
+    username: str,
+    password: str,
+    otp_code: str | None,
+    msg: Message,
+    now: int,
+) -> Login:
+    check_hwid(app, client.hwid, msg)
+    user = await store.user_by_name(db, app.id, username)
+    refused = Forbidden(msg("invalidcredentials"), "invalid_credentials")
+    if user is None:
+        await passwords.verify(passwords.dummy_hash, password)  # same time as a wrong password
+        raise refused
+    stored: str | None = user["password_hash"]
+    if stored is None:
+        if user["created_by"] == LICENSE_USER:
+            raise refused  # made by a License Login: it signs in with its key
+        # Created without a password (seller API `adduser`): the first login sets it.
+        await store.set_password(db, user["user_id"], await passwords.hash(password))
+    elif not await passwords.verify(stored, password):
+        raise refused
+    return await admit(db, app, user, client, credential=username, otp_code=otp_code, msg=msg, now=now)
+
+
+# --- register and License Login: redeeming a key --------------------------------------------
+
+
+async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Message) -> Row:
+    row = await store.key_with_user(db, app.id, key)
+    if row is None:
+        raise NotFound(msg("keynotfound"), "key_not_found")
+    if row["banned_reason"] is not None:
+        raise Forbidden(msg("keybanned", reason=row["banned_reason"]), "key_banned")
+    return row
+
+
+async def _redeem_into_new_user(
+    db: Database,
+    app: ClientApp,
+    key_row: Row,
+    client: Client,
+    *,
+    username: str,
+    password_hash: str | None,
+    email: str | None,
+    created_by: str,
+    msg: Message,
+    now: int,
+) -> Login:
+    """Create the user, redeem the key for it and log the session in, atomically. A concurrent
+    redemption of the same key (or creation of the same name) makes this one refuse cleanly."""
+    try:
+        async with db.transaction() as tx:
+            user_id = await user_store.insert(
+                tx,
+                app_id=app.id,
+                username=username,
+                password_hash=password_hash,
+                email=email,
+                hwid_lock=True,
+                created_by=created_by,
+                now=now,
+            )
+            if user_id is None:
+                if created_by == LICENSE_USER:
+                    raise Forbidden(msg("keyused"), "key_used")
+                raise Conflict(msg("usernametaken"), "username_taken")
+            if not await license_rules.redeem(tx, app.id, key_row, user_id, now):
+                raise Forbidden(msg("keyused"), "key_used")
+            if client.hwid is not None:
+                await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
+            user = {"user_id": user_id, "last_login_at": None, "last_ip": None}
+            await _log_in(tx, user, client, username, now)
+            grants = await store.grants(tx, user_id)
+    except NotFound as exc:
+        if exc.error == "level_has_no_subscription":
+            raise Forbidden(msg("nosublevel"), "no_subscription_for_level") from exc
+        raise
+    entries, _ = running_grants(grants, app, now)
+    return Login(user_id, username, info(username, now, entries, client, client.hwid or "", now))
+
+
+async def register(
+    db: Database,
+    passwords: Passwords,
+    app: ClientApp,
+    client: Client,
+    *,
+    username: str,
+    password: str,
+    key: str,
+    email: str | None,
+    msg: Message,
+    now: int,
+) -> Login:
+    check_new_username(app, username, msg)
+    if email is not None:
+        user_rules.check_email(email)
+    check_hwid(app, client.hwid, msg)
+    await check_blacklist(db, app, client, msg)
+    if await store.user_by_name(db, app.id, username) is not None:
+        raise Conflict(msg("usernametaken"), "username_taken")
+    key_row = await _usable_key(db, app, key, msg)
+    if key_row["status"] != "unused":
+        raise Forbidden(msg("keyused"), "key_used")
+    password_hash = await passwords.hash(password)  # slow by design: before the transaction
+    return await _redeem_into_new_user(
+        db,
+        app,
+        key_row,
+        client,
+        username=username,
+        password_hash=password_hash,
+        email=email,
+        created_by="register",
+        msg=msg,
+        now=now,
+    )
+
+
+async def license_login(
+    db: Database, app: ClientApp, client: Client, *, key: str, otp_code: str | None, msg: Message, now: int
+) -> Login:
+    """A key is its own account: its first use creates the user named by the key, with the key's
+    subscriptions; later uses log that user in. The key is a long random secret, so it is looked
+    up by its index, never checked through a slow hash."""
+    check_hwid(app, client.hwid, msg)
+    key_row = await _usable_key(db, app, key, msg)
+    if key_row["status"] == "unused":
+        await check_blacklist(db, app, client, msg)
+        return await _redeem_into_new_user(
+            db,
+            app,
+            key_row,
+            client,
+            username=key,
+            password_hash=None,
+            email=None,
+            created_by=LICENSE_USER,
+            msg=msg,
+            now=now,
+        )
+    if key_row["user_id"] is None:  # used, but its user has been deleted since
+        raise Forbidden(msg("keyused"), "key_used")
+    return await admit(db, app, key_row, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+
+
+# --- Upgrade Access ---------------------------------------------------------------------------
+
+
+async def upgrade(
+    db: Database, app: ClientApp, *, username: str, key: str, msg: Message, now: int
+) -> list[str]:
+    """Redeem an unused key onto an existing user: every subscription of the key's level is
+    granted, a running grant of it lengthened by the key's duration. Returns their names."""
+    key_row = await _usable_key(db, app, key, msg)
+    user = await store.user_by_name(db, app.id, username)
+    if user is None:
+        raise NotFound(msg("usernamenotfound"), "user_not_found")
+    if key_row["status"] != "unused":
+        raise Forbidden(msg("keyused"), "key_used")
+    if user["user_banned"] is not None:
+        raise Forbidden(msg("userbanned", reason=user["user_banned"]), "user_banned")
+    async with db.transaction() as tx:
+        used = await license_store.mark_used(
+            tx, app.id, key_row["id"], user_id=user["user_id"], username=username, now=now
+        )
+        if used is None:
+            raise Forbidden(msg("keyused"), "key_used")
+        subs = await subscription_store.for_level(tx, app.id, used["level"])
+        if not subs:
+            raise Forbidden(msg("nosublevel"), "no_subscription_for_level")
+        for sub in subs:
+            extended = await store.extend_running_grant(tx, user["user_id"], sub["id"], used["duration"], now)
+            if not extended:
+                start = now if sub["paused_at"] is None else sub["paused_at"]
+                await license_store.insert_grant(
+                    tx,
+                    user_id=user["user_id"],
+                    subscription_id=sub["id"],
+                    expires_at=start + used["duration"],
+                    key_id=key_row["id"],
+                    now=now,
+                )
+    return [sub["name"] for sub in subs]

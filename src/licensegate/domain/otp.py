@@ -1,0 +1,62 @@
+"""OTP Verify: a user turns on two-factor codes in two steps (ask for a secret, then prove the
+authenticator app has it) and turns them off with a valid code. Once on, login and License Login
+need a code, and a code is accepted once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from licensegate.domain import totp
+from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.errors import Conflict, Forbidden
+from licensegate.domain.logins import consume_otp
+from licensegate.store import logins as store
+from licensegate.store.database import Database, Row
+
+Message = Callable[..., str]
+ENROLMENT_SECONDS = 600
+
+
+async def _state(db: Database, user_id: int) -> Row:
+    row = await store.otp_state(db, user_id)
+    if row is None:
+        raise Forbidden("This session's user no longer exists.", "user_not_found")
+    return row
+
+
+async def enable(
+    db: Database, app: ClientApp, user_id: int, code: str | None, msg: Message, now: int
+) -> dict[str, Any] | None:
+    """Without a code: start enrolment and return the secret and its otpauth URI. With a code:
+    finish enrolment (returns None)."""
+    state = await _state(db, user_id)
+    if state["otp_enabled"]:
+        raise Conflict("Two-factor authentication is already enabled on this account.", "otp_already_enabled")
+    if code is None:
+        secret = totp.new_secret()
+        await store.start_otp_enrolment(db, user_id, secret, now + ENROLMENT_SECONDS)
+        return {
+            "secret_code": secret,
+            "QRCode": totp.provisioning_uri(secret, state["username"], app.name),
+        }
+    pending: str | None = state["otp_pending_secret"]
+    if pending is None or (state["otp_pending_expires"] or 0) <= now:
+        raise Conflict(
+            "No two-factor enrolment is waiting for a code (or it expired); start again without a code.",
+            "otp_not_pending",
+        )
+    step = totp.matching_step(pending, code, now)
+    if step is None:
+        raise Forbidden(msg("otpinvalid"), "otp_invalid")
+    if not await store.enable_otp(db, user_id, pending, step):
+        raise Conflict("Two-factor authentication is already enabled on this account.", "otp_already_enabled")
+    return None
+
+
+async def disable(db: Database, user_id: int, code: str, msg: Message, now: int) -> None:
+    state = await _state(db, user_id)
+    if not state["otp_enabled"]:
+        raise Conflict("Two-factor authentication is not enabled on this account.", "otp_not_enabled")
+    await consume_otp(db, user_id, state["otp_secret"], code, msg, now)
+    await store.disable_otp(db, user_id)

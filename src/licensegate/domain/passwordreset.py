@@ -1,0 +1,70 @@
+"""Forgot Password: a single-use link, valid for an hour, sent by e-mail to the address the user
+registered with; the page behind it sets a new password.
+
+The answer to a request is the same whether or not the username and address match an account,
+so the operation cannot be used to learn who has an account or which address they use."""
+
+from __future__ import annotations
+
+import secrets
+
+from licensegate import ids
+from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.errors import Forbidden, Invalid
+from licensegate.mailer import Mailer
+from licensegate.passwords import Passwords
+from licensegate.store import client_sessions as session_store
+from licensegate.store import password_resets as store
+from licensegate.store.database import Database
+
+LINK_SECONDS = 3600
+MAX_PASSWORD = 256
+PATH = "/reset-password"
+
+
+async def request(
+    db: Database, mailer: Mailer, app: ClientApp, *, username: str, email: str, public_url: str, now: int
+) -> None:
+    if not mailer.configured:
+        raise Forbidden("Password reset by e-mail is not set up on this server.", "email_not_configured")
+    user = await store.user_with_email(db, app.id, username, email.strip().lower())
+    if user is None:
+        return
+    token = secrets.token_urlsafe(32)
+    await store.insert(
+        db, user_id=user["id"], token_hash=ids.digest(token), now=now, expires_at=now + LINK_SECONDS
+    )
+    link = f"{public_url}{PATH}?token={token}"
+    mailer.send_later(
+        user["email"],
+        f"Reset your {app.name} password",
+        f"Someone asked to reset the password of the account '{user['username']}' of {app.name}.\n\n"
+        f"To choose a new password, open this link within the next hour:\n\n{link}\n\n"
+        "The link works once. If you did not ask for this, ignore this e-mail: "
+        "your password stays as it is.\n",
+        purpose="password reset",
+    )
+
+
+async def check_token(db: Database, token: str, now: int) -> tuple[str, str] | None:
+    """(username, application name) for a usable token, else None."""
+    row = await store.find_usable(db, ids.digest(token), now)
+    return None if row is None else (row["username"], row["app_name"])
+
+
+async def complete(db: Database, passwords: Passwords, *, token: str, password: str, now: int) -> str:
+    """Set the new password and spend the token; returns the username. The user's sessions end."""
+    if not password or len(password) > MAX_PASSWORD:
+        raise Invalid(f"The new password must be 1 to {MAX_PASSWORD} characters.", "invalid_password")
+    row = await store.find_usable(db, ids.digest(token), now)
+    if row is None:
+        raise Forbidden("This link has expired or was already used.", "invalid_reset_token")
+    password_hash = await passwords.hash(password)  # before the transaction
+    async with db.transaction() as tx:
+        if not await store.use(tx, row["id"], now):
+            raise Forbidden("This link has expired or was already used.", "invalid_reset_token")
+        await store.set_password(tx, row["user_id"], password_hash)
+        await store.spend_all_for_user(tx, row["user_id"], now)
+        await session_store.delete_for_user(tx, row["user_id"])
+    username: str = row["username"]
+    return username

@@ -1,0 +1,78 @@
+"""E-mail through SMTP (`LICENSEGATE_SMTP_*`). Messages are sent in the background after the
+response, retried a few times, and a failure is logged without the recipient or the contents."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import smtplib
+import ssl
+from email.message import EmailMessage
+
+from licensegate.config import Settings
+
+log = logging.getLogger("licensegate.mailer")
+
+RETRY_DELAYS = (0.0, 2.0, 10.0)
+SMTP_TIMEOUT = 20
+
+
+class Mailer:
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._pending: set[asyncio.Task[None]] = set()
+
+    @property
+    def configured(self) -> bool:
+        return self._settings.smtp_host is not None
+
+    def _send_now(self, message: EmailMessage) -> None:
+        s = self._settings
+        assert s.smtp_host is not None
+        smtp: smtplib.SMTP
+        if s.smtp_security == "tls":
+            smtp = smtplib.SMTP_SSL(
+                s.smtp_host, s.smtp_port, timeout=SMTP_TIMEOUT, context=ssl.create_default_context()
+            )
+        else:
+            smtp = smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=SMTP_TIMEOUT)
+        with smtp:
+            if s.smtp_security == "starttls":
+                smtp.starttls(context=ssl.create_default_context())
+            if s.smtp_user is not None:
+                smtp.login(s.smtp_user, s.smtp_password or "")
+            smtp.send_message(message)
+
+    async def _deliver(self, message: EmailMessage, purpose: str) -> None:
+        loop = asyncio.get_running_loop()
+        for attempt, delay in enumerate(RETRY_DELAYS, start=1):
+            if delay:
+                await asyncio.sleep(delay)
+            try:
+                await loop.run_in_executor(None, self._send_now, message)
+                return
+            except (OSError, smtplib.SMTPException) as exc:
+                log.warning(
+                    "sending a %s e-mail failed (attempt %d of %d): %s",
+                    purpose,
+                    attempt,
+                    len(RETRY_DELAYS),
+                    exc,
+                )
+        log.error("gave up sending a %s e-mail after %d attempts", purpose, len(RETRY_DELAYS))
+
+    def send_later(self, to: str, subject: str, text: str, purpose: str) -> None:
+        """Queue the message; the caller's response does not wait for the SMTP server."""
+        message = EmailMessage()
+        message["From"] = self._settings.smtp_from
+        message["To"] = to
+        message["Subject"] = subject
+        message.set_content(text)
+        task = asyncio.get_running_loop().create_task(self._deliver(message, purpose))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def drain(self, within: float = 15.0) -> None:
+        """Wait up to `within` seconds for queued messages (at shutdown, and in tests)."""
+        if self._pending:
+            await asyncio.wait(set(self._pending), timeout=within)

@@ -1,0 +1,1 @@
+"""Pages people open in a browser (the password-reset page; later, the dashboard)."""
