@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests import databases  # noqa: E402  (reuses the test suite's database set-up)
-from tests.live import LiveServer, create_app, start_server  # noqa: E402
+from tests.live import LiveServer, create_app, execute_sql, start_server  # noqa: E402
 
 LUA = Path(__file__).with_name("wrk.lua")
 UNLIMITED = str(10**9)
@@ -45,7 +45,8 @@ UNLIMITED = str(10**9)
 class Target:
     name: str
     method: str
-    paths: list[str]
+    paths: Callable[[], list[str]]  # asked again before every run (first uses need fresh keys)
+    sequential: bool = False  # each path sent at most once
 
 
 @dataclass
@@ -62,26 +63,89 @@ def seller_query(sellerkey: str, type_: str, **params: str) -> str:
     return "/api/seller/?" + urlencode({"sellerkey": sellerkey, "type": type_, **params})
 
 
-def seed_seller(server: LiveServer) -> list[Target]:
-    """An application with 1,000 unused keys; `verify` asks for a random one of them."""
-    key = server.create_app("bench", "bench")["sellerkey"]
+def client_query(app: dict[str, str], type_: str, **params: str) -> str:
+    return "/api/1.0/?" + urlencode({"ownerid": app["ownerid"], "name": app["name"], "type": type_, **params})
+
+
+def generate_keys(http: httpx.Client, sellerkey: str, count: int) -> list[str]:
     keys: list[str] = []
-    with httpx.Client(base_url=server.url, timeout=30) as http:
-        for _ in range(10):
-            body = http.get(seller_query(key, "add", expiry="30", amount="100")).json()
-            keys.extend(body["keys"])
-        assert http.get(seller_query(key, "verify", key=keys[0])).status_code == 200
-    return [Target("seller verify", "GET", [seller_query(key, "verify", key=k) for k in keys])]
+    while len(keys) < count:
+        body = http.get(
+            seller_query(sellerkey, "add", expiry="30", amount=str(min(100, count - len(keys))))
+        ).json()
+        keys.extend(body["keys"])
+    return keys
 
 
-SEEDERS: list[Callable[[LiveServer], list[Target]]] = [seed_seller]
+def open_sessions(http: httpx.Client, app: dict[str, str], count: int) -> list[str]:
+    return [http.post(client_query(app, "init")).json()["sessionid"] for _ in range(count)]
+
+
+def bench_app(server: LiveServer, owner: str) -> dict[str, str]:
+    """An application whose rate limits do not get in the way of the load."""
+    created = server.create_app(owner, "bench")
+    execute_sql(
+        server.database_url,
+        "UPDATE apps SET client_rate_limit = 1000000000, auth_rate_limit = 1000000000 WHERE ownerid = ?",
+        created["ownerid"],
+    )
+    return created
+
+
+def seed_seller(server: LiveServer, _args: argparse.Namespace) -> list[Target]:
+    """1,000 unused keys; `verify` asks for a random one of them."""
+    created = bench_app(server, "bench-seller")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        keys = generate_keys(http, created["sellerkey"], 1000)
+    paths = [seller_query(created["sellerkey"], "verify", key=k) for k in keys]
+    return [Target("seller verify", "GET", lambda: paths)]
+
+
+def seed_client(server: LiveServer, args: argparse.Namespace) -> list[Target]:
+    """init; License Login of 1,000 users already bound to their HWID (each with its own session,
+    validated again by every login); and first uses of fresh keys (each key sent once)."""
+    app = bench_app(server, "bench-client")
+    hwid = "S-1-5-21-1111111111-2222222222-3333333333-1001"
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        keys = generate_keys(http, app["sellerkey"], 1000)
+        sessions = open_sessions(http, app, 1000)
+        for session, key in zip(sessions, keys, strict=True):
+            response = http.post(client_query(app, "license", sessionid=session, key=key, hwid=hwid))
+            assert response.status_code == 200, response.text
+        first_use_sessions = open_sessions(http, app, 1000)
+    login_paths = [
+        client_query(app, "license", sessionid=session, key=key, hwid=hwid)
+        for session, key in zip(sessions, keys, strict=True)
+    ]
+    # Enough fresh keys for a run at well above the rate first uses reach here.
+    fresh_per_run = 4000 * args.duration
+
+    def first_use_paths() -> list[str]:
+        with httpx.Client(base_url=server.url, timeout=120) as http:
+            fresh = generate_keys(http, app["sellerkey"], fresh_per_run)
+        return [
+            client_query(
+                app, "license", sessionid=first_use_sessions[i % len(first_use_sessions)], key=k, hwid=hwid
+            )
+            for i, k in enumerate(fresh)
+        ]
+
+    init_path = [client_query(app, "init")]
+    return [
+        Target("client init", "POST", lambda: init_path),
+        Target("License Login (bound user)", "POST", lambda: login_paths),
+        Target("License Login (first use)", "POST", first_use_paths, sequential=True),
+    ]
+
+
+SEEDERS: list[Callable[[LiveServer, argparse.Namespace], list[Target]]] = [seed_client, seed_seller]
 
 
 def run_wrk(
     url: str, target: Target, folder: Path, seconds: int, connections: int, threads: int
 ) -> dict[str, Any]:
-    paths_file = folder / (target.name.replace(" ", "_") + ".txt")
-    paths_file.write_text("\n".join(target.paths) + "\n")
+    paths_file = folder / ("".join(ch if ch.isalnum() else "_" for ch in target.name) + ".txt")
+    paths_file.write_text("\n".join(target.paths()) + "\n")
     command = [
         "wrk",
         f"-t{threads}",
@@ -95,7 +159,16 @@ def run_wrk(
         str(paths_file),
     ]
     done = subprocess.run(
-        command, capture_output=True, text=True, env={**os.environ, "BENCH_METHOD": target.method}, check=True
+        command,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "BENCH_METHOD": target.method,
+            "BENCH_ORDER": "sequential" if target.sequential else "random",
+            "BENCH_THREADS": str(threads),
+        },
     )
     line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH_JSON "))
     stats: dict[str, Any] = json.loads(line.removeprefix("BENCH_JSON "))
@@ -120,9 +193,9 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
             LICENSEGATE_SELLER_RATE_LIMIT=UNLIMITED,
         )
         try:
-            targets = [Target("healthz", "GET", ["/healthz"])]
+            targets = [Target("healthz", "GET", lambda: ["/healthz"])]
             for seed in SEEDERS:
-                targets.extend(seed(server))
+                targets.extend(seed(server, args))
             for target in targets:  # warm-up: imports, statement caches, connection pools
                 run_wrk(server.url, target, folder, 3, args.connections, args.threads)
             for round_no in range(args.rounds):
@@ -208,6 +281,13 @@ def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, 
         "## What the operations do",
         "",
         "- `healthz`: `GET /healthz`, no database: the ceiling of the HTTP stack on this machine.",
+        "- `client init`: `POST /api/1.0/?type=init`: finds the application, opens a session (one INSERT).",
+        "- `License Login (bound user)`: `POST /api/1.0/?type=license` for a random one of 1,000 users",
+        "  whose HWID is already bound, each on its own session: session and application in one query,",
+        "  the key with its user, blacklist, grants and HWIDs, then one write transaction that validates",
+        "  the session (the user's last login is written when its second or address changes).",
+        "- `License Login (first use)`: the same operation with a fresh, unused key each time: it creates",
+        "  the user, redeems the key (grants), binds the HWID and validates the session in one transaction.",
         "- `seller verify`: `GET /api/seller/?type=verify&key=...` for a random one of 1,000 keys:",
         "  seller-key authentication (one indexed lookup by the key's SHA-256), rate limiting, key lookup.",
         "",

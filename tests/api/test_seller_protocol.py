@@ -11,6 +11,7 @@ import pytest
 from licensegate.api.protocol import Operation, Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import permissions
+from licensegate.domain.errors import Invalid
 from licensegate.services import Services
 from tests.helpers import SELLER_PATH, Seller
 
@@ -204,3 +205,18 @@ def test_every_seller_operation_is_declared_sanely() -> None:
         for param in op.params:
             assert isinstance(param, Param)
             assert 0 < param.max_length <= 1_000_000
+
+
+def test_raw_utf8_and_escaped_utf8_mean_the_same() -> None:
+    from starlette.requests import Request
+
+    from licensegate.api.protocol import read_query
+
+    def query(raw: bytes) -> dict[str, str]:
+        return read_query(Request({"type": "http", "query_string": raw, "headers": []}), 16384)
+
+    # Some clients send values unescaped; a raw UTF-8 query string is read as UTF-8.
+    assert query("name=café&x".encode()) == {"name": "caf\u00e9", "x": ""}
+    assert query(b"name=caf%C3%A9+au+lait") == {"name": "caf\u00e9 au lait"}
+    with pytest.raises(Invalid, match="UTF-8"):
+        query(b"name=caf\xe9")

@@ -31,6 +31,8 @@ def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address, proxies: tu
 def client_ip(scope: Mapping[str, Any], proxies: tuple[IPNetwork, ...]) -> str:
     client = scope.get("client")
     peer_text = client[0] if client else "0.0.0.0"  # noqa: S104 - a placeholder, never bound
+    if not proxies and ":" not in peer_text:
+        return peer_text  # an IPv4 peer and nobody to believe: nothing to parse (every request)
     peer = _parse(peer_text)
     if peer is None:
         return peer_text

@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 import orjson
 from starlette.datastructures import FormData, UploadFile
@@ -286,18 +286,34 @@ class Registry(Generic[CallT]):
 # --- reading a request ------------------------------------------------------------------------
 
 
-def _parse_pairs(data: str, what: str) -> dict[str, str]:
+def _unquote(text: str, what: str) -> str:
+    if "%" not in text and "+" not in text:
+        return text  # the common case: nothing to decode
     try:
-        pairs = parse_qsl(data, keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS)
+        return unquote_plus(text, encoding="utf-8", errors="strict")
     except UnicodeDecodeError as exc:
         raise Invalid(f"The {what} is not valid UTF-8.", "invalid_encoding") from exc
-    except ValueError as exc:
-        raise Invalid(f"The {what} has too many parameters.", "too_many_parameters") from exc
+
+
+def _parse_pairs(data: str, what: str) -> dict[str, str]:
+    """`a=1&b=2` into a dict: `+` and percent-escapes decoded as UTF-8, a name without `=` has an
+    empty value, and the last occurrence of a name wins, as PHP-based clients expect. Written
+    out because it is on every request and `urllib.parse.parse_qsl` costs several times more."""
+    if not data:
+        return {}
+    parts = data.split("&")
+    if len(parts) > MAX_FIELDS:
+        raise Invalid(f"The {what} has too many parameters.", "too_many_parameters")
     values: dict[str, str] = {}
-    for name, value in pairs:
+    for part in parts:
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        name = _unquote(name, what)
+        value = _unquote(value, what)
         if "\x00" in value or "\x00" in name:
             raise Invalid(f"Parameter '{name[:64]}' contains a NUL character.", "invalid_character")
-        values[name] = value  # the last occurrence wins, as PHP-based clients expect
+        values[name] = value
     return values
 
 
@@ -307,7 +323,11 @@ def read_query(request: Request, max_bytes: int) -> dict[str, str]:
         raise Invalid(f"The query string is too large (at most {max_bytes} bytes).", "request_too_large")
     if not raw:
         return {}
-    return _parse_pairs(raw.decode("latin-1"), "query string")
+    try:
+        text = raw.decode("utf-8")  # clients that do not escape their values send raw UTF-8
+    except UnicodeDecodeError as exc:
+        raise Invalid("The query string is not valid UTF-8.", "invalid_encoding") from exc
+    return _parse_pairs(text, "query string")
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:
