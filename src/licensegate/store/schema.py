@@ -427,7 +427,7 @@ blacklist = sa.Table(
     metadata,
     _pk(),
     _ref("apps"),
-    _text("kind", nullable=False),  # hwid | ip (an address or a CIDR range)
+    _text("kind", nullable=False),  # hwid | ip (one address) | cidr (a range): canonical text
     _text("value", nullable=False),
     _text("reason"),
     _time("created_at", nullable=False),
@@ -502,6 +502,7 @@ seller_log = sa.Table(
     _text("ip"),
     _text("operation", nullable=False),
     _text("params", nullable=False),  # JSON, with secrets removed
+    sa.Column("status", sa.Integer, nullable=False),  # the HTTP status the call was answered with
     _time("created_at", nullable=False),
     sa.Index(None, "app_id", "id"),
 )

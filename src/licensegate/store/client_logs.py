@@ -1,0 +1,84 @@
+"""SQL for the logs client applications send (KeyAuth's `log()`), with the sender's IP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from licensegate.store.database import Executor, Row
+
+
+@dataclass(frozen=True, slots=True)
+class LogFilter:
+    """Which log rows a listing covers; None means no condition. Times are inclusive."""
+
+    credential: str | None = None
+    ip: str | None = None
+    since: int | None = None
+    until: int | None = None
+
+    def where(self, app_id: int) -> tuple[str, list[object]]:
+        """The WHERE clause (fixed fragments only; every value is bound) and its arguments."""
+        clauses = ["app_id = ?"]
+        args: list[object] = [app_id]
+        if self.credential is not None:
+            clauses.append("credential = ?")
+            args.append(self.credential)
+        if self.ip is not None:
+            clauses.append("ip = ?")
+            args.append(self.ip)
+        if self.since is not None:
+            clauses.append("created_at >= ?")
+            args.append(self.since)
+        if self.until is not None:
+            clauses.append("created_at <= ?")
+            args.append(self.until)
+        return " AND ".join(clauses), args
+
+
+async def insert(
+    db: Executor,
+    app_id: int,
+    *,
+    credential: str | None,
+    pcuser: str | None,
+    message: str,
+    ip: str | None,
+    now: int,
+) -> int:
+    log_id: int = await db.fetch_value(
+        "INSERT INTO client_logs (app_id, credential, pcuser, message, ip, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        app_id,
+        credential,
+        pcuser,
+        message,
+        ip,
+        now,
+    )
+    return log_id
+
+
+async def list_page(db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int) -> list[Row]:
+    """Newest first."""
+    condition, args = where.where(app_id)
+    return await db.fetch_all(
+        "SELECT id, credential, pcuser, message, ip, created_at FROM client_logs "
+        f"WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        *args,
+        limit,
+        offset,
+    )
+
+
+async def count(db: Executor, app_id: int, where: LogFilter) -> int:
+    condition, args = where.where(app_id)
+    total: int = await db.fetch_value(f"SELECT COUNT(*) FROM client_logs WHERE {condition}", *args)
+    return total
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await db.execute("DELETE FROM client_logs WHERE app_id = ?", app_id)
+
+
+async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:
+    return await db.execute("DELETE FROM client_logs WHERE app_id = ? AND ip = ?", app_id, ip)

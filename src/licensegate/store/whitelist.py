@@ -1,0 +1,50 @@
+"""SQL for the IP whitelist: canonical addresses and CIDR ranges, unique per application."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from licensegate.store.database import Executor, Row
+
+
+async def add(db: Executor, app_id: int, value: str, now: int) -> int:
+    return await db.execute(
+        "INSERT INTO whitelist (app_id, value, created_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (app_id, value) DO NOTHING",
+        app_id,
+        value,
+        now,
+    )
+
+
+async def remove(db: Executor, app_id: int, value: str) -> int:
+    return await db.execute("DELETE FROM whitelist WHERE app_id = ? AND value = ?", app_id, value)
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await db.execute("DELETE FROM whitelist WHERE app_id = ?", app_id)
+
+
+async def contains_any(db: Executor, app_id: int, values: Sequence[str]) -> bool:
+    """Whether any of these exact values is whitelisted (an index lookup)."""
+    if not values:
+        return False
+    marks = ", ".join("?" * len(values))
+    found = await db.fetch_value(
+        f"SELECT 1 FROM whitelist WHERE app_id = ? AND value IN ({marks}) LIMIT 1", app_id, *values
+    )
+    return found is not None
+
+
+async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
+    return await db.fetch_all(
+        "SELECT value, created_at FROM whitelist WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?",
+        app_id,
+        limit,
+        offset,
+    )
+
+
+async def count(db: Executor, app_id: int) -> int:
+    total: int = await db.fetch_value("SELECT COUNT(*) FROM whitelist WHERE app_id = ?", app_id)
+    return total
