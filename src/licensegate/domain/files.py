@@ -1,0 +1,328 @@
+"""Files an application offers its clients (the client API's Download File).
+
+Content is uploaded, or fetched from a URL through the guarded outbound module when the file is
+added (and again when its URL is edited, or when stored content has gone missing), and kept in
+the content-addressed file store. Each file has a public id of 8 random digits, unique in its
+application.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, BinaryIO
+
+import httpx
+
+from licensegate import outbound
+from licensegate.config import Settings
+from licensegate.domain import filestore
+from licensegate.domain.errors import Invalid, NotFound
+from licensegate.store import files as store
+from licensegate.store.database import Database, Executor, Row, UniqueViolation
+
+MAX_NAME = 64
+FILE_ID_DIGITS = 8
+ID_ATTEMPTS = 20  # 8 digits leave a collision unlikely; retrying a few times makes it vanish
+DEFAULT_NAME = "file"
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    file_id: str
+    name: str
+    size: int
+    authed: bool
+    url: str | None
+
+
+def new_file_id() -> str:
+    return f"{secrets.randbelow(10**FILE_ID_DIGITS):0{FILE_ID_DIGITS}d}"
+
+
+def shape(row: Row) -> dict[str, Any]:
+    """A file as the seller API shows it."""
+    return {
+        "id": row["file_id"],
+        "name": row["name"],
+        "size": int(row["size"] or 0),
+        "authed": 1 if row["authed"] else 0,
+        "url": row["url"],
+        "created": row["created_at"],
+    }
+
+
+def audit_view(row: Row | Added) -> dict[str, Any]:
+    """What the audit log keeps of a file: never the URL (it may carry credentials), only its host."""
+    if isinstance(row, Added):
+        name, size, authed, url = row.name, row.size, row.authed, row.url
+    else:
+        name, size, authed, url = row["name"], row["size"], bool(row["authed"]), row["url"]
+    return {"name": name, "size": size, "authed": 1 if authed else 0, "url_host": _host(url)}
+
+
+def check_name(name: str) -> str:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise Invalid("A file name must not contain control characters.", "invalid_name")
+    return name
+
+
+def derived_name(raw: str | None) -> str:
+    """A name from an uploaded file name or a URL path: its last segment, cleaned and cut to
+    MAX_NAME characters (keeping the extension)."""
+    text = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
+    text = "".join(ch for ch in text if ord(ch) >= 32 and ord(ch) != 127).strip()
+    if not text:
+        return DEFAULT_NAME
+    if len(text) > MAX_NAME:
+        suffix = PurePosixPath(text).suffix
+        suffix = suffix if len(suffix) <= 16 else ""
+        text = text[: MAX_NAME - len(suffix)] + suffix
+    return text
+
+
+def _limit_text(max_bytes: int) -> str:
+    mib = max_bytes / (1024 * 1024)
+    return f"{mib:g} MiB" if mib >= 1 else f"{max_bytes} bytes"
+
+
+def _too_large(max_bytes: int) -> Invalid:
+    return Invalid(f"The file is larger than the limit of {_limit_text(max_bytes)}.", "file_too_large")
+
+
+def _host(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        return httpx.URL(url).host or None
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        return None
+
+
+async def get(db: Executor, app_id: int, file_id: str) -> Row:
+    row = await store.find(db, app_id, file_id)
+    if row is None:
+        raise NotFound(f"No file with id '{file_id}' exists.", "file_not_found")
+    return row
+
+
+async def list_page(
+    db: Executor, app_id: int, *, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    rows = await store.page(db, app_id, limit=limit, offset=offset)
+    return [shape(row) for row in rows], await store.count(db, app_id)
+
+
+# --- adding ----------------------------------------------------------------------------------
+
+
+async def add_upload(
+    settings: Settings,
+    db: Database,
+    app_id: int,
+    *,
+    source: BinaryIO,
+    filename: str | None,
+    name: str | None,
+    authed: bool,
+    now: int,
+) -> Added:
+    """Store an uploaded file (already spooled by the request parser)."""
+    final_name = check_name(name) if name else derived_name(filename)
+    try:
+        staged = await filestore.stage_file(settings.data_dir, source, settings.max_upload_bytes)
+    except filestore.TooLarge as exc:
+        raise _too_large(settings.max_upload_bytes) from exc
+    return await _add(settings, db, app_id, staged, final_name, None, authed, now)
+
+
+async def add_from_url(
+    settings: Settings, db: Database, app_id: int, *, url: str, name: str | None, authed: bool, now: int
+) -> Added:
+    """Fetch a URL now and store what it answers; the URL is kept with the file."""
+    try:
+        path = outbound.parse_url(url).path
+    except outbound.OutboundError as exc:
+        raise Invalid(f"The file cannot be fetched: {exc.message}", exc.error) from exc
+    final_name = check_name(name) if name else derived_name(path)
+    staged = await _fetch(settings, url)
+    return await _add(settings, db, app_id, staged, final_name, url, authed, now)
+
+
+async def _fetch(settings: Settings, url: str) -> filestore.Staged:
+    return await filestore.stage_bytes(settings.data_dir, await _fetch_bytes(settings, url))
+
+
+async def _fetch_bytes(settings: Settings, url: str) -> bytes:
+    limit = settings.max_upload_bytes
+    try:
+        reply = await outbound.request(settings, "GET", url, max_bytes=limit)
+    except outbound.OutboundError as exc:
+        if exc.error == "response_too_large":
+            raise _too_large(limit) from exc
+        raise Invalid(f"The file cannot be fetched: {exc.message}", exc.error) from exc
+    if not reply.ok:
+        raise Invalid(
+            f"The file cannot be fetched: the URL answered with HTTP status {reply.status}.",
+            "url_fetch_failed",
+        )
+    return reply.content
+
+
+async def _add(
+    settings: Settings,
+    db: Database,
+    app_id: int,
+    staged: filestore.Staged,
+    name: str,
+    url: str | None,
+    authed: bool,
+    now: int,
+) -> Added:
+    inserted = False
+    try:
+        await staged.publish()  # present before any row refers to it
+        for _ in range(ID_ATTEMPTS):
+            file_id = new_file_id()
+            try:
+                await store.insert(
+                    db,
+                    app_id=app_id,
+                    file_id=file_id,
+                    name=name,
+                    url=url,
+                    storage_key=staged.key,
+                    size=staged.size,
+                    authed=authed,
+                    now=now,
+                )
+            except UniqueViolation:
+                continue
+            inserted = True
+            break
+        else:
+            raise RuntimeError("no free file id after several attempts")
+        await staged.commit()  # restores the blob if a concurrent delete took it meanwhile
+    finally:
+        if not inserted:
+            await staged.discard()
+            await _release(settings, db, staged.key)
+    return Added(file_id=file_id, name=name, size=staged.size, authed=authed, url=url)
+
+
+# --- changing and deleting -------------------------------------------------------------------
+
+
+async def edit(
+    settings: Settings,
+    db: Database,
+    app_id: int,
+    file_id: str,
+    *,
+    name: str | None,
+    authed: bool | None,
+    url: str | None,
+    now: int,
+) -> tuple[Row, Row]:
+    """Rename, change `authed`, and/or point the file at a new URL (fetched now; its content
+    replaces the stored one). Returns the row before and after."""
+    if name is None and authed is None and url is None:
+        raise Invalid("Give at least one of 'name', 'authed' and 'url' to change.", "nothing_to_change")
+    if name is not None:
+        check_name(name)
+    await get(db, app_id, file_id)  # an unknown id is refused before anything is fetched
+    staged = await _fetch(settings, url) if url is not None else None
+    committed = False
+    try:
+        if staged is not None:
+            await staged.publish()
+        async with db.transaction() as tx:
+            before = await get(tx, app_id, file_id)
+            await store.update_details(
+                tx,
+                app_id,
+                file_id,
+                name=before["name"] if name is None else name,
+                authed=bool(before["authed"]) if authed is None else authed,
+                now=now,
+            )
+            if staged is not None:
+                await store.replace_content(
+                    tx, before["id"], url=url, storage_key=staged.key, size=staged.size, now=now
+                )
+            after = await get(tx, app_id, file_id)
+        committed = True
+        if staged is not None:
+            await staged.commit()
+    finally:
+        if staged is not None and not committed:
+            await staged.discard()
+            await _release(settings, db, staged.key)
+    old_key = before["storage_key"]
+    if staged is not None and old_key and old_key != staged.key:
+        await _release(settings, db, old_key)
+    return before, after
+
+
+async def delete(settings: Settings, db: Database, app_id: int, file_id: str) -> Row:
+    """Delete one file; its content goes too unless another file has the same content."""
+    before = await get(db, app_id, file_id)
+    deleted = await store.delete(db, app_id, file_id)
+    if not deleted:
+        raise NotFound(f"No file with id '{file_id}' exists.", "file_not_found")
+    key = deleted[0]["storage_key"]
+    if key:
+        await _release(settings, db, key)
+    return before
+
+
+async def delete_all(settings: Settings, db: Database, app_id: int) -> int:
+    deleted = await store.delete_all(db, app_id)
+    for key in sorted({row["storage_key"] for row in deleted if row["storage_key"]}):
+        await _release(settings, db, key)
+    return len(deleted)
+
+
+async def _release(settings: Settings, db: Database, key: str) -> None:
+    async def referenced() -> bool:
+        return await store.is_referenced(db, key)
+
+    await filestore.remove_if_unreferenced(settings.data_dir, key, referenced)
+
+
+# --- reading (the client API's Download File) ------------------------------------------------
+
+
+async def read_content(
+    settings: Settings, db: Database, app_id: int, file_id: str, *, max_bytes: int | None = None
+) -> tuple[Row, bytes]:
+    """The file's row and its bytes. Raises NotFound (`file_not_found`) for an unknown id and
+    Invalid (`file_too_large`) when the file is larger than `max_bytes`. A file added by URL
+    whose stored content has gone missing is fetched again (through the outbound rules)."""
+    row = await get(db, app_id, file_id)
+    if max_bytes is not None and int(row["size"] or 0) > max_bytes:
+        raise _too_large(max_bytes)
+    key = row["storage_key"]
+    if key:
+        try:
+            return row, await filestore.read(settings.data_dir, key)
+        except filestore.ContentMissing:
+            if not row["url"]:
+                raise
+    if not row["url"]:
+        raise filestore.ContentMissing(f"file {file_id} of application {app_id} has no content")
+    content = await _fetch_bytes(settings, row["url"])
+    if max_bytes is not None and len(content) > max_bytes:
+        raise _too_large(max_bytes)
+    staged = await filestore.stage_bytes(settings.data_dir, content)
+    await staged.publish()
+    changed = await store.replace_content(
+        db, row["id"], url=row["url"], storage_key=staged.key, size=staged.size, now=row["updated_at"]
+    )
+    if changed:
+        await staged.commit()
+    else:  # the file was deleted meanwhile
+        await staged.discard()
+        await _release(settings, db, staged.key)
+    return await get(db, app_id, file_id) if changed else row, content

@@ -1,0 +1,100 @@
+"""SQL for files: one row per file an application offers; the content lives in the file store."""
+
+from __future__ import annotations
+
+from licensegate.store.database import Executor, Row
+
+_COLUMNS = "id, file_id, name, url, storage_key, size, authed, created_at, updated_at"
+
+
+async def insert(
+    db: Executor,
+    *,
+    app_id: int,
+    file_id: str,
+    name: str,
+    url: str | None,
+    storage_key: str,
+    size: int,
+    authed: bool,
+    now: int,
+) -> int:
+    """Raises UniqueViolation when `file_id` is taken in this application."""
+    row_id: int = await db.fetch_value(
+        "INSERT INTO files (app_id, file_id, name, url, storage_key, size, authed, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        app_id,
+        file_id,
+        name,
+        url,
+        storage_key,
+        size,
+        1 if authed else 0,
+        now,
+        now,
+    )
+    return row_id
+
+
+async def find(db: Executor, app_id: int, file_id: str) -> Row | None:
+    return await db.fetch_one(
+        f"SELECT {_COLUMNS} FROM files WHERE app_id = ? AND file_id = ?", app_id, file_id
+    )
+
+
+async def count(db: Executor, app_id: int) -> int:
+    total: int = await db.fetch_value("SELECT COUNT(*) FROM files WHERE app_id = ?", app_id)
+    return total
+
+
+async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
+    return await db.fetch_all(
+        f"SELECT {_COLUMNS} FROM files WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?",
+        app_id,
+        limit,
+        offset,
+    )
+
+
+async def update_details(
+    db: Executor, app_id: int, file_id: str, *, name: str, authed: bool, now: int
+) -> int:
+    return await db.execute(
+        "UPDATE files SET name = ?, authed = ?, updated_at = ? WHERE app_id = ? AND file_id = ?",
+        name,
+        1 if authed else 0,
+        now,
+        app_id,
+        file_id,
+    )
+
+
+async def replace_content(
+    db: Executor, row_id: int, *, url: str | None, storage_key: str, size: int, now: int
+) -> int:
+    return await db.execute(
+        "UPDATE files SET url = ?, storage_key = ?, size = ?, updated_at = ? WHERE id = ?",
+        url,
+        storage_key,
+        size,
+        now,
+        row_id,
+    )
+
+
+async def delete(db: Executor, app_id: int, file_id: str) -> list[Row]:
+    """Delete one file; the deleted row's `storage_key` comes back (no rows: it did not exist)."""
+    # fetch_all, not fetch_one: a RETURNING statement must be read to its end to finish.
+    return await db.fetch_all(
+        "DELETE FROM files WHERE app_id = ? AND file_id = ? RETURNING storage_key", app_id, file_id
+    )
+
+
+async def delete_all(db: Executor, app_id: int) -> list[Row]:
+    return await db.fetch_all("DELETE FROM files WHERE app_id = ? RETURNING storage_key", app_id)
+
+
+async def is_referenced(db: Executor, storage_key: str) -> bool:
+    """Whether any file of any application still has this content."""
+    found = await db.fetch_value("SELECT 1 FROM files WHERE storage_key = ? LIMIT 1", storage_key)
+    return found is not None

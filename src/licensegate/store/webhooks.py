@@ -1,0 +1,44 @@
+"""SQL for webhooks: outbound calls the client API's Webhook operation makes for an application.
+The base URL may hold secrets; it leaves this module only for the outbound request."""
+
+from __future__ import annotations
+
+from licensegate.store.database import Executor, Row
+
+_COLUMNS = "id, webid, base_url, user_agent, authed, created_at"
+
+
+async def insert(
+    db: Executor, *, app_id: int, webid: str, base_url: str, user_agent: str, authed: bool, now: int
+) -> int:
+    """Raises UniqueViolation when `webid` is taken in this application."""
+    row_id: int = await db.fetch_value(
+        "INSERT INTO webhooks (app_id, webid, base_url, user_agent, authed, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        app_id,
+        webid,
+        base_url,
+        user_agent,
+        1 if authed else 0,
+        now,
+    )
+    return row_id
+
+
+async def find(db: Executor, app_id: int, webid: str) -> Row | None:
+    """One webhook (with its base URL), for the client API's Webhook operation."""
+    return await db.fetch_one(
+        f"SELECT {_COLUMNS} FROM webhooks WHERE app_id = ? AND webid = ?", app_id, webid
+    )
+
+
+async def list_for_app(db: Executor, app_id: int) -> list[Row]:
+    return await db.fetch_all(f"SELECT {_COLUMNS} FROM webhooks WHERE app_id = ? ORDER BY id", app_id)
+
+
+async def delete(db: Executor, app_id: int, webid: str) -> int:
+    return await db.execute("DELETE FROM webhooks WHERE app_id = ? AND webid = ?", app_id, webid)
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await db.execute("DELETE FROM webhooks WHERE app_id = ?", app_id)
