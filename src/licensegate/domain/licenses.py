@@ -3,6 +3,10 @@
 A key has a level and a duration. Redeeming it grants the user every subscription of that level,
 each running for the key's duration from the moment of redemption; the grants remember the key
 (`user_subscriptions.key_id`), so deleting the key can take back exactly what it gave.
+
+With a reseller caller (`reseller`), every operation sees only the keys that reseller generated:
+another creator's key is "not found". Time a reseller gives out (new keys, added time) is paid
+from its balance in the same transaction (domain.team).
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.domain import keygen
+from licensegate.domain import keygen, team
 from licensegate.domain import users as users_domain
 from licensegate.domain.errors import Conflict, Invalid, NotFound
+from licensegate.domain.sellerkeys import Reseller
 from licensegate.domain.subscriptions import get as get_subscription
 from licensegate.store import apps as app_store
 from licensegate.store import licenses as store
@@ -48,8 +53,13 @@ def duration_seconds(days: float, what: str) -> int:
     return seconds
 
 
-async def get(db: Executor, app_id: int, key: str) -> Row:
-    row = await store.find(db, app_id, key)
+def _scope(reseller: Reseller | None) -> int | None:
+    """The account whose keys alone are visible (a reseller's), or None for every key."""
+    return None if reseller is None else reseller.account_id
+
+
+async def get(db: Executor, app_id: int, key: str, *, reseller: Reseller | None = None) -> Row:
+    row = await store.find(db, app_id, key, reseller_id=_scope(reseller))
     if row is None:
         raise NotFound(f"No license key '{key}' exists.", "key_not_found")
     return row
@@ -77,11 +87,21 @@ class KeySpec:
     note: str | None = None
     generated_by: str = "SellerAPI"
     account_id: int | None = None
+    # A reseller generating: only its levels, paid from its balance, recorded as the creator.
+    reseller: Reseller | None = None
 
 
 async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[str]:
-    """Create `amount` keys from the mask, all in one transaction (all or none)."""
+    """Create `amount` keys from the mask, all in one transaction (all or none). A reseller
+    pays `amount` units of the bucket matching the duration in that same transaction."""
     duration = duration_seconds(spec.days, "expiry")
+    reseller = spec.reseller
+    generated_by, account_id = spec.generated_by, spec.account_id
+    bucket = ""
+    if reseller is not None:
+        team.check_level(reseller, spec.level)
+        bucket = team.bucket_for(duration)
+        generated_by, account_id = reseller.username, reseller.account_id
     mask = keygen.check_mask(spec.mask)
     keygen.alphabet(spec.character)
     if not 1 <= spec.amount <= MAX_AMOUNT:
@@ -94,8 +114,12 @@ async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[s
         )
     created: list[str] = []
     async with db.transaction() as tx:
+        if reseller is not None:
+            await team.hold(tx, reseller)  # before the app lock: the order every reseller write uses
         await app_store.lock(tx, app_id)
         await _require_level(tx, app_id, spec.level)
+        if reseller is not None:
+            await team.spend(tx, reseller, bucket, spec.amount)
         for _ in range(spec.amount):
             for _attempt in range(1 if custom else GENERATE_ATTEMPTS):
                 key = keygen.fill(mask, spec.character)
@@ -106,8 +130,8 @@ async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[s
                     level=spec.level,
                     duration=duration,
                     note=spec.note,
-                    generated_by=spec.generated_by,
-                    account_id=spec.account_id,
+                    generated_by=generated_by,
+                    account_id=account_id,
                     now=now,
                 )
                 if key_id is not None:
@@ -183,17 +207,27 @@ def export_entry(row: Row) -> dict[str, Any]:
 
 
 async def export(
-    db: Executor, app_id: int, which: str | None, limit: int | None, offset: int
+    db: Executor,
+    app_id: int,
+    which: str | None,
+    limit: int | None,
+    offset: int,
+    *,
+    reseller: Reseller | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """Keys a filter selects (all when None), oldest first, and how many match in total."""
     which = which or "all"
-    rows = await store.list_keys(db, app_id, which, limit, offset)
-    return [export_entry(row) for row in rows], await store.count(db, app_id, which)
+    scope = _scope(reseller)
+    rows = await store.list_keys(db, app_id, which, limit, offset, reseller_id=scope)
+    return [export_entry(row) for row in rows], await store.count(db, app_id, which, reseller_id=scope)
 
 
-async def used_keys(db: Executor, app_id: int, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+async def used_keys(
+    db: Executor, app_id: int, limit: int, offset: int, *, reseller: Reseller | None = None
+) -> tuple[list[dict[str, Any]], int]:
     """Every redeemed key (banned ones too), the latest redemption first."""
-    rows = await store.list_redeemed(db, app_id, limit, offset)
+    scope = _scope(reseller)
+    rows = await store.list_redeemed(db, app_id, limit, offset, reseller_id=scope)
     entries = [
         {
             "key": row["key"],
@@ -204,11 +238,11 @@ async def used_keys(db: Executor, app_id: int, limit: int, offset: int) -> tuple
         }
         for row in rows
     ]
-    return entries, await store.count(db, app_id, "redeemed")
+    return entries, await store.count(db, app_id, "redeemed", reseller_id=scope)
 
 
-async def info(db: Executor, app_id: int, key: str) -> dict[str, Any]:
-    row = await get(db, app_id, key)
+async def info(db: Executor, app_id: int, key: str, *, reseller: Reseller | None = None) -> dict[str, Any]:
+    row = await get(db, app_id, key, reseller=reseller)
     user_id = row["used_by_user_id"]
     hwids = await user_store.hwids(db, user_id) if user_id is not None else []
     return {
@@ -239,80 +273,129 @@ def split_keys(text: str) -> list[str]:
     return keys
 
 
-async def _delete_rows(tx: Executor, rows: list[Row], user_too: bool) -> int:
-    """Delete the keys, the grants they made and, with `user_too`, the users who redeemed them."""
+async def _redeemer(tx: Executor, app_id: int, row: Row, reseller: Reseller | None) -> int | None:
+    """The user who redeemed the key, if the caller may act on that user: anyone for the owner
+    and managers, only its own users for a reseller."""
+    user_id: int | None = row["used_by_user_id"]
+    if user_id is None or reseller is None:
+        return user_id
+    mine = await user_store.find_by_id(tx, app_id, user_id, reseller_id=reseller.account_id)
+    return None if mine is None else user_id
+
+
+async def _delete_rows(
+    tx: Executor, app_id: int, rows: list[Row], user_too: bool, reseller: Reseller | None
+) -> int:
+    """Delete the keys, the grants they made and, with `user_too`, the users who redeemed them
+    (a reseller's own users only)."""
     key_ids = [row["id"] for row in rows]
     await store.delete_grants_of(tx, key_ids)
     if user_too:
+        redeemers = {await _redeemer(tx, app_id, row, reseller) for row in rows} - {None}
         # Ascending ids: concurrent deletions lock users in the same order.
-        for user_id in sorted({row["used_by_user_id"] for row in rows} - {None}):
+        for user_id in sorted(uid for uid in redeemers if uid is not None):
             await users_domain.delete(tx, user_id)
     return await store.delete_ids(tx, key_ids)
 
 
-async def delete(db: Database, app_id: int, key: str, *, user_too: bool) -> None:
+async def delete(
+    db: Database, app_id: int, key: str, *, user_too: bool, reseller: Reseller | None = None
+) -> None:
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key)
-        await _delete_rows(tx, [row], user_too)
+        row = await get(tx, app_id, key, reseller=reseller)
+        await _delete_rows(tx, app_id, [row], user_too, reseller)
 
 
-async def delete_many(db: Database, app_id: int, keys: list[str], *, user_too: bool) -> int:
+async def delete_many(
+    db: Database, app_id: int, keys: list[str], *, user_too: bool, reseller: Reseller | None = None
+) -> int:
     """All or nothing: when any key is unknown nothing is deleted."""
     async with db.transaction() as tx:
-        rows = await store.find_many(tx, app_id, keys)
+        rows = await store.find_many(tx, app_id, keys, reseller_id=_scope(reseller))
         found = {row["key"] for row in rows}
         missing = [key for key in keys if key not in found]
         if missing:
             shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
             raise NotFound(f"No license key found for: {shown}. Nothing was deleted.", "key_not_found")
-        return await _delete_rows(tx, rows, user_too)
+        return await _delete_rows(tx, app_id, rows, user_too, reseller)
 
 
-async def delete_matching(db: Executor, app_id: int, which: str) -> int:
+async def delete_matching(db: Executor, app_id: int, which: str, *, reseller: Reseller | None = None) -> int:
     """Bulk delete (`unused`, `used` or `all`). The users keep the time the keys gave them."""
-    return await store.delete_matching(db, app_id, which)
+    return await store.delete_matching(db, app_id, which, reseller_id=_scope(reseller))
 
 
-async def delete_for_subscription(db: Database, app_id: int, sub_name: str, *, unused_only: bool) -> int:
+async def delete_for_subscription(
+    db: Database, app_id: int, sub_name: str, *, unused_only: bool, reseller: Reseller | None = None
+) -> int:
     """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
     async with db.transaction() as tx:
         sub = await get_subscription(tx, app_id, sub_name)
-        return await store.delete_level(tx, app_id, sub["level"], "unused" if unused_only else "all")
+        return await store.delete_level(
+            tx, app_id, sub["level"], "unused" if unused_only else "all", reseller_id=_scope(reseller)
+        )
 
 
-async def add_time(db: Database, app_id: int, days: float, key: str | None) -> int:
+async def add_time(
+    db: Database, app_id: int, days: float, key: str | None, *, reseller: Reseller | None = None
+) -> int:
     """Without a key, lengthen every unused key. With a key: an unused key gets a longer
-    duration; a used key's grants expire later. Returns how many keys or grants changed."""
+    duration; a used key's grants expire later. Returns how many keys or grants changed.
+
+    A reseller pays one unit of the bucket matching the added time per key it lengthens."""
     seconds = duration_seconds(days, "time")
+    bucket = "" if reseller is None else team.bucket_for(seconds)
     if key is None:
-        return await store.add_time_to_unused(db, app_id, seconds)
+        if reseller is None:
+            return await store.add_time_to_unused(db, app_id, seconds)
+        async with db.transaction() as tx:
+            await team.hold(tx, reseller)
+            updated = await store.add_time_to_unused(tx, app_id, seconds, reseller_id=reseller.account_id)
+            await team.spend(tx, reseller, bucket, updated)
+            return updated
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key)
+        if reseller is not None:
+            await team.hold(tx, reseller)
+        row = await get(tx, app_id, key, reseller=reseller)
         # Conditional, so a redemption that lands first is seen and its grants extended instead.
         if row["status"] == "unused" and await store.add_time_if_unused(tx, row["id"], seconds):
-            return 1
-        return await store.extend_grants_of(tx, row["id"], seconds)
+            changed = 1
+        else:
+            changed = await store.extend_grants_of(tx, row["id"], seconds)
+        if reseller is not None and changed:
+            await team.spend(tx, reseller, bucket, 1)
+        return changed
 
 
-async def set_note(db: Executor, app_id: int, key: str, note: str) -> None:
-    if not await store.set_note(db, app_id, key, note):
+async def set_note(
+    db: Executor, app_id: int, key: str, note: str, *, reseller: Reseller | None = None
+) -> None:
+    if not await store.set_note(db, app_id, key, note, reseller_id=_scope(reseller)):
         raise NotFound(f"No license key '{key}' exists.", "key_not_found")
 
 
 async def change_level(
-    db: Database, app_id: int, key: str, *, sub_name: str | None, level: str | None
+    db: Database,
+    app_id: int,
+    key: str,
+    *,
+    sub_name: str | None,
+    level: str | None,
+    reseller: Reseller | None = None,
 ) -> str:
     """Give an unused key another level (a subscription's, or a level directly); the new level."""
     if (sub_name is None) == (level is None):
         raise Invalid("Give either 'sub' or 'level', not both and not neither.", "sub_or_level")
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key)
+        row = await get(tx, app_id, key, reseller=reseller)
         if sub_name is not None:
             new_level: str = (await get_subscription(tx, app_id, sub_name))["level"]
         else:
             assert level is not None
             new_level = level
             await _require_level(tx, app_id, new_level)
+        if reseller is not None:
+            team.check_level(reseller, new_level)
         if not await store.set_level_if_unused(tx, row["id"], new_level):
             raise Conflict(
                 f"The license key '{key}' has already been used; its grants were made with its old level.",
@@ -321,22 +404,34 @@ async def change_level(
     return new_level
 
 
-async def ban(db: Database, app_id: int, key: str, reason: str, *, user_too: bool, now: int) -> None:
+async def ban(
+    db: Database,
+    app_id: int,
+    key: str,
+    reason: str,
+    *,
+    user_too: bool,
+    now: int,
+    reseller: Reseller | None = None,
+) -> None:
     """Ban the key (a new reason replaces an old one); with `user_too` also ban the user who
-    redeemed it, which blacklists their HWIDs and IP."""
+    redeemed it (for a reseller, only its own user), which blacklists their HWIDs and IP."""
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key)
+        row = await get(tx, app_id, key, reseller=reseller)
         await store.set_ban(tx, row["id"], reason)
-        if user_too and row["used_by_user_id"] is not None:
-            await users_domain.ban(tx, app_id, row["used_by_user_id"], reason, now)
+        user_id = await _redeemer(tx, app_id, row, reseller) if user_too else None
+        if user_id is not None:
+            await users_domain.ban(tx, app_id, user_id, reason, now)
 
 
-async def unban(db: Database, app_id: int, key: str) -> None:
-    """Lift the key's ban and, when it was redeemed, the ban of the user who redeemed it."""
+async def unban(db: Database, app_id: int, key: str, *, reseller: Reseller | None = None) -> None:
+    """Lift the key's ban and, when it was redeemed, the ban of the user who redeemed it (for a
+    reseller, only its own user)."""
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key)
+        row = await get(tx, app_id, key, reseller=reseller)
         if row["banned_reason"] is None:
             raise Conflict(f"The license key '{key}' is not banned.", "key_not_banned")
         await store.set_ban(tx, row["id"], None)
-        if row["used_by_user_id"] is not None:
-            await users_domain.unban(tx, app_id, row["used_by_user_id"])
+        user_id = await _redeemer(tx, app_id, row, reseller)
+        if user_id is not None:
+            await users_domain.unban(tx, app_id, user_id)

@@ -1,11 +1,18 @@
-"""End users of an application: accounts, HWIDs, bans and their subscriptions."""
+"""End users of an application: accounts, HWIDs, bans and their subscriptions.
+
+With a reseller caller (`reseller`), the seller's view covers only the users that reseller
+owns (it created them): any other user is "not found", and bulk operations (`all`) act on its
+own users only. Time a reseller gives (new users, extensions) is paid from its balance in the
+same transaction (domain.team).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import subscriptions
+from licensegate.domain import subscriptions, team
 from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
+from licensegate.domain.sellerkeys import Reseller
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.store import apps as app_store
@@ -85,8 +92,13 @@ def _clock_base(sub: Row, now: int) -> int:
     return now if paused_at is None else paused_at
 
 
-async def get(db: Executor, app_id: int, username: str) -> Row:
-    row = await store.find(db, app_id, username)
+def _scope(reseller: Reseller | None) -> int | None:
+    """The account whose users alone are visible (a reseller's), or None for every user."""
+    return None if reseller is None else reseller.account_id
+
+
+async def get(db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None) -> Row:
+    row = await store.find(db, app_id, username, reseller_id=_scope(reseller))
     if row is None:
         raise NotFound(f"No user named '{username}' exists.", "user_not_found")
     return row
@@ -104,18 +116,26 @@ async def create(
     email: str | None,
     hwid_lock: bool,
     now: int,
+    reseller: Reseller | None = None,
 ) -> int:
     """Create a user holding one grant of `sub_name` for `days`. Returns its expiry.
 
-    With no password, the user's first login sets it."""
+    With no password, the user's first login sets it. A reseller's user belongs to it; the
+    reseller needs the subscription's level among its own and pays one unit of the bucket
+    matching the duration."""
     check_username(username)
     if email is not None:
         check_email(email)
     seconds = days_to_seconds(days)
+    bucket = "" if reseller is None else team.bucket_for(seconds)
     # Hashing is slow on purpose: do it before the transaction opens.
     password_hash = await passwords.hash(password) if password is not None else None
     async with db.transaction() as tx:
+        if reseller is not None:
+            await team.hold(tx, reseller)
         sub = await subscriptions.get(tx, app_id, sub_name)
+        if reseller is not None:
+            team.check_level(reseller, sub["level"])
         await app_store.lock(tx, app_id)
         user_id = await store.insert(
             tx,
@@ -124,34 +144,41 @@ async def create(
             password_hash=password_hash,
             email=email,
             hwid_lock=hwid_lock,
-            created_by="SellerAPI",
+            created_by="SellerAPI" if reseller is None else reseller.username,
+            owner_account_id=_scope(reseller),
             now=now,
         )
         if user_id is None:
             raise Conflict(f"A user named '{username}' already exists.", "user_exists")
+        if reseller is not None:
+            await team.spend(tx, reseller, bucket, 1)
         expires_at = _clock_base(sub, now) + seconds
         await grant_store.insert(tx, user_id=user_id, sub_id=sub["id"], expires_at=expires_at, now=now)
     return expires_at
 
 
-async def add_hwid(db: Executor, app_id: int, username: str, hwid: str, now: int) -> bool:
+async def add_hwid(
+    db: Executor, app_id: int, username: str, hwid: str, now: int, *, reseller: Reseller | None = None
+) -> bool:
     """Let the user sign in from one more device. False when they already held this HWID."""
-    user = await get(db, app_id, username)
+    user = await get(db, app_id, username, reseller=reseller)
     return await store.add_hwid(db, user["id"], hwid, now) == 1
 
 
-async def delete_by_name(db: Executor, app_id: int, username: str) -> None:
-    user = await get(db, app_id, username)
+async def delete_by_name(
+    db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None
+) -> None:
+    user = await get(db, app_id, username, reseller=reseller)
     await delete(db, user["id"])
 
 
-async def delete_all(db: Executor, app_id: int) -> int:
-    return await store.delete_all(db, app_id)
+async def delete_all(db: Executor, app_id: int, *, reseller: Reseller | None = None) -> int:
+    return await store.delete_all(db, app_id, reseller_id=_scope(reseller))
 
 
-async def delete_expired(db: Executor, app_id: int, now: int) -> int:
+async def delete_expired(db: Executor, app_id: int, now: int, *, reseller: Reseller | None = None) -> int:
     """Delete the users with no time left; a paused user is not expired."""
-    return await store.delete_expired(db, app_id, now)
+    return await store.delete_expired(db, app_id, now, reseller_id=_scope(reseller))
 
 
 def _when(unix_seconds: int | None) -> str | None:
@@ -163,11 +190,12 @@ def _created(unix_seconds: int) -> str:
 
 
 async def list_page(
-    db: Executor, app_id: int, *, limit: int, offset: int
+    db: Executor, app_id: int, *, limit: int, offset: int, reseller: Reseller | None = None
 ) -> tuple[list[dict[str, Any]], int]:
     """One page of users (never their password hashes) and the total number of users."""
-    rows = await store.page(db, app_id, limit=limit, offset=offset)
-    hwids = await store.hwids_of_page(db, app_id, limit=limit, offset=offset)
+    scope = _scope(reseller)
+    rows = await store.page(db, app_id, limit=limit, offset=offset, reseller_id=scope)
+    hwids = await store.hwids_of_page(db, app_id, limit=limit, offset=offset, reseller_id=scope)
     users = [
         {
             "id": str(row["id"]),
@@ -182,19 +210,28 @@ async def list_page(
         }
         for row in rows
     ]
-    return users, await store.count(db, app_id)
+    return users, await store.count(db, app_id, reseller_id=scope)
 
 
-async def list_usernames(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[str], int]:
-    names = await store.usernames(db, app_id, limit=limit, offset=offset)
-    return names, await store.count(db, app_id)
+async def list_usernames(
+    db: Executor, app_id: int, *, limit: int, offset: int, reseller: Reseller | None = None
+) -> tuple[list[str], int]:
+    scope = _scope(reseller)
+    names = await store.usernames(db, app_id, limit=limit, offset=offset, reseller_id=scope)
+    return names, await store.count(db, app_id, reseller_id=scope)
 
 
 async def verify(
-    db: Executor, passwords: Passwords, app_id: int, username: str, password: str | None
+    db: Executor,
+    passwords: Passwords,
+    app_id: int,
+    username: str,
+    password: str | None,
+    *,
+    reseller: Reseller | None = None,
 ) -> None:
     """The user exists and, when a password is given, it is theirs."""
-    user = await get(db, app_id, username)
+    user = await get(db, app_id, username, reseller=reseller)
     if password is None:
         return
     stored: str | None = user["password_hash"]
@@ -206,13 +243,15 @@ async def verify(
         raise Forbidden("The password does not match.", "password_mismatch")
 
 
-async def exists(db: Executor, app_id: int, username: str) -> bool:
-    return await store.find(db, app_id, username) is not None
+async def exists(db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None) -> bool:
+    return await store.find(db, app_id, username, reseller_id=_scope(reseller)) is not None
 
 
-async def details(db: Executor, app_id: int, username: str, now: int) -> dict[str, Any]:
+async def details(
+    db: Executor, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
+) -> dict[str, Any]:
     """One user's data, with only the subscriptions running now."""
-    row = await store.details(db, app_id, username)
+    row = await store.details(db, app_id, username, reseller_id=_scope(reseller))
     if row is None:
         raise NotFound(f"No user named '{username}' exists.", "user_not_found")
     grants = await grant_store.active_for_user(db, row["id"], now)
@@ -238,27 +277,33 @@ async def details(db: Executor, app_id: int, username: str, now: int) -> dict[st
     }
 
 
-async def ban_by_name(db: Database, app_id: int, username: str, reason: str, now: int) -> None:
+async def ban_by_name(
+    db: Database, app_id: int, username: str, reason: str, now: int, *, reseller: Reseller | None = None
+) -> None:
     """Ban the user (again: a new reason replaces the old) and blacklist their HWIDs and IP."""
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username)
+        user = await get(tx, app_id, username, reseller=reseller)
         await ban(tx, app_id, user["id"], reason, now)
 
 
-async def unban_by_name(db: Database, app_id: int, username: str) -> None:
+async def unban_by_name(
+    db: Database, app_id: int, username: str, *, reseller: Reseller | None = None
+) -> None:
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username)
+        user = await get(tx, app_id, username, reseller=reseller)
         if user["banned_reason"] is None:
             raise Conflict(f"The user '{username}' is not banned.", "user_not_banned")
         await unban(tx, app_id, user["id"])
 
 
-async def rename(db: Database, app_id: int, current: str, new: str) -> None:
+async def rename(
+    db: Database, app_id: int, current: str, new: str, *, reseller: Reseller | None = None
+) -> None:
     """Change a username, and the copies of it kept on keys, chat messages and tokens."""
     check_username(new)
     async with db.transaction() as tx:
         await app_store.lock(tx, app_id)
-        user = await get(tx, app_id, current)
+        user = await get(tx, app_id, current, reseller=reseller)
         if new == current:
             return
         if await store.find(tx, app_id, new) is not None:
@@ -267,64 +312,106 @@ async def rename(db: Database, app_id: int, current: str, new: str) -> None:
 
 
 async def set_password(
-    db: Executor, passwords: Passwords, app_id: int, username: str, password: str | None
+    db: Executor,
+    passwords: Passwords,
+    app_id: int,
+    username: str,
+    password: str | None,
+    *,
+    reseller: Reseller | None = None,
 ) -> None:
     """Store a new password, or clear it (None) so that the user's next login sets it."""
-    user = await get(db, app_id, username)
+    user = await get(db, app_id, username, reseller=reseller)
     password_hash = await passwords.hash(password) if password is not None else None
     if await store.set_password(db, user["id"], password_hash) == 0:
         raise NotFound(f"No user named '{username}' exists.", "user_not_found")
 
 
-async def set_email(db: Executor, app_id: int, username: str, email: str) -> None:
+async def set_email(
+    db: Executor, app_id: int, username: str, email: str, *, reseller: Reseller | None = None
+) -> None:
     check_email(email)
-    user = await get(db, app_id, username)
+    user = await get(db, app_id, username, reseller=reseller)
     await store.set_email(db, user["id"], email)
 
 
-async def _target(tx: Executor, app_id: int, username: str) -> int | None:
+async def _target(tx: Executor, app_id: int, username: str, reseller: Reseller | None) -> int | None:
     """The user id a bulk-capable operation addresses; None for `all`."""
     if username in ALL_USERS:
         return None
-    user: int = (await get(tx, app_id, username))["id"]
+    user: int = (await get(tx, app_id, username, reseller=reseller))["id"]
     return user
 
 
 async def extend(
-    db: Database, app_id: int, username: str, sub_name: str, days: float, *, active_only: bool, now: int
+    db: Database,
+    app_id: int,
+    username: str,
+    sub_name: str,
+    days: float,
+    *,
+    active_only: bool,
+    now: int,
+    reseller: Reseller | None = None,
 ) -> int:
     """Give a user (or `all` users) more time on a subscription. Users who still have time on it
     (paused time included) get the days added to it; the others get a new grant of that length,
-    unless `active_only`, which skips them. Returns the number of users served."""
+    unless `active_only`, which skips them. Returns the number of users served.
+
+    A reseller extends only its own users, needs the subscription's level among its own, and
+    pays one unit of the bucket matching the days per user served (all or nothing)."""
     seconds = days_to_seconds(days)
+    bucket = "" if reseller is None else team.bucket_for(seconds)
+    scope = _scope(reseller)
     async with db.transaction() as tx:
+        if reseller is not None:
+            await team.hold(tx, reseller)
         sub = await subscriptions.get(tx, app_id, sub_name)
-        user_id = await _target(tx, app_id, username)
+        if reseller is not None:
+            team.check_level(reseller, sub["level"])
+        user_id = await _target(tx, app_id, username, reseller)
         # Extend first, then create: a grant created here must not receive the days twice.
         served = await grant_store.shift_live(
-            tx, app_id=app_id, sub_id=sub["id"], seconds=seconds, now=now, user_id=user_id
+            tx, app_id=app_id, sub_id=sub["id"], seconds=seconds, now=now, user_id=user_id, reseller_id=scope
         )
-        if active_only or (served and user_id is not None):
-            return served
-        served += await grant_store.grant_where_missing(
-            tx,
-            app_id=app_id,
-            sub_id=sub["id"],
-            expires_at=_clock_base(sub, now) + seconds,
-            now=now,
-            user_id=user_id,
-        )
+        if not (active_only or (served and user_id is not None)):
+            served += await grant_store.grant_where_missing(
+                tx,
+                app_id=app_id,
+                sub_id=sub["id"],
+                expires_at=_clock_base(sub, now) + seconds,
+                now=now,
+                user_id=user_id,
+                reseller_id=scope,
+            )
+        if reseller is not None:
+            await team.spend(tx, reseller, bucket, served)
     return served
 
 
-async def subtract(db: Database, app_id: int, username: str, sub_name: str, seconds: int, now: int) -> int:
+async def subtract(
+    db: Database,
+    app_id: int,
+    username: str,
+    sub_name: str,
+    seconds: int,
+    now: int,
+    *,
+    reseller: Reseller | None = None,
+) -> int:
     """Take time from the grants of a subscription that still have time (paused ones included),
     of one user or of `all`. Returns the number of users affected."""
     async with db.transaction() as tx:
         sub = await subscriptions.get(tx, app_id, sub_name)
-        user_id = await _target(tx, app_id, username)
+        user_id = await _target(tx, app_id, username, reseller)
         served = await grant_store.shift_live(
-            tx, app_id=app_id, sub_id=sub["id"], seconds=-seconds, now=now, user_id=user_id
+            tx,
+            app_id=app_id,
+            sub_id=sub["id"],
+            seconds=-seconds,
+            now=now,
+            user_id=user_id,
+            reseller_id=_scope(reseller),
         )
         if user_id is not None and not served:
             raise NotFound(
@@ -334,45 +421,55 @@ async def subtract(db: Database, app_id: int, username: str, sub_name: str, seco
     return served
 
 
-async def pause(db: Database, app_id: int, username: str, now: int) -> int:
+async def pause(
+    db: Database, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
+) -> int:
     """Freeze the user's running grants. Returns how many were frozen."""
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username)
+        user = await get(tx, app_id, username, reseller=reseller)
         frozen = await grant_store.pause_user(tx, user["id"], now)
         if not frozen:
             raise Conflict(f"The user '{username}' has no running subscription to pause.", "nothing_to_pause")
     return frozen
 
 
-async def unpause(db: Database, app_id: int, username: str, now: int) -> int:
+async def unpause(
+    db: Database, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
+) -> int:
     """Thaw the user's frozen grants; their expiries move forward by the pause. Returns how many."""
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username)
+        user = await get(tx, app_id, username, reseller=reseller)
         thawed = await grant_store.unpause_user(tx, user["id"], now)
         if not thawed:
             raise Conflict(f"The user '{username}' has no paused subscription.", "not_paused")
     return thawed
 
 
-async def reset_hwids(db: Database, app_id: int, username: str, now: int) -> int:
+async def reset_hwids(
+    db: Database, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
+) -> int:
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username)
+        user = await get(tx, app_id, username, reseller=reseller)
         return await store.reset_hwids(tx, user["id"], now)
 
 
-async def reset_all_hwids(db: Database, app_id: int, now: int) -> int:
+async def reset_all_hwids(db: Database, app_id: int, now: int, *, reseller: Reseller | None = None) -> int:
     async with db.transaction() as tx:
-        return await store.reset_all_hwids(tx, app_id, now)
+        return await store.reset_all_hwids(tx, app_id, now, reseller_id=_scope(reseller))
 
 
-async def set_cooldown(db: Executor, app_id: int, username: str, seconds: int) -> None:
-    user = await get(db, app_id, username)
+async def set_cooldown(
+    db: Executor, app_id: int, username: str, seconds: int, *, reseller: Reseller | None = None
+) -> None:
+    user = await get(db, app_id, username, reseller=reseller)
     await store.set_cooldown(db, user["id"], seconds)
 
 
-async def remove_subscription(db: Executor, app_id: int, username: str, sub_name: str) -> int:
+async def remove_subscription(
+    db: Executor, app_id: int, username: str, sub_name: str, *, reseller: Reseller | None = None
+) -> int:
     """Take every grant of this subscription (expired ones too) from the user."""
-    user = await get(db, app_id, username)
+    user = await get(db, app_id, username, reseller=reseller)
     sub = await subscriptions.get(db, app_id, sub_name)
     removed = await grant_store.delete_for_user(db, user["id"], sub["id"])
     if not removed:
@@ -394,12 +491,22 @@ def _projected_expiry(row: Row, now: int) -> int:
 
 
 async def grants(
-    db: Executor, app_id: int, username: str | None, *, limit: int, offset: int, now: int
+    db: Executor,
+    app_id: int,
+    username: str | None,
+    *,
+    limit: int,
+    offset: int,
+    now: int,
+    reseller: Reseller | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Every grant of the application's users (or of one user), expired ones included, by user
-    then grant; and the total number of them before paging."""
-    user_id = None if username is None else (await get(db, app_id, username))["id"]
-    rows = await grant_store.list_for_app(db, app_id, limit=limit, offset=offset, user_id=user_id)
+    """Every grant of the application's (or a reseller's) users, or of one user, expired ones
+    included, by user then grant; and the total number of them before paging."""
+    scope = _scope(reseller)
+    user_id = None if username is None else (await get(db, app_id, username, reseller=reseller))["id"]
+    rows = await grant_store.list_for_app(
+        db, app_id, limit=limit, offset=offset, user_id=user_id, reseller_id=scope
+    )
     entries = [
         {
             "username": row["username"],
@@ -413,4 +520,4 @@ async def grants(
         }
         for row in rows
     ]
-    return entries, await grant_store.count_for_app(db, app_id, user_id=user_id)
+    return entries, await grant_store.count_for_app(db, app_id, user_id=user_id, reseller_id=scope)

@@ -30,6 +30,13 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
+def _creator(reseller_id: int | None) -> tuple[str, tuple[int, ...]]:
+    """The fixed clause limiting a statement to the keys one reseller generated (none: all)."""
+    if reseller_id is None:
+        return "", ()
+    return " AND generated_by_account_id = ?", (reseller_id,)
+
+
 async def insert(
     db: Executor,
     *,
@@ -63,17 +70,25 @@ async def insert(
     return key_id
 
 
-async def find(db: Executor, app_id: int, key: str) -> Row | None:
-    return await db.fetch_one(f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ? AND key = ?", app_id, key)
+async def find(db: Executor, app_id: int, key: str, *, reseller_id: int | None = None) -> Row | None:
+    mine, mine_args = _creator(reseller_id)
+    return await db.fetch_one(
+        f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ? AND key = ?{mine}", app_id, key, *mine_args
+    )
 
 
-async def find_many(db: Executor, app_id: int, keys: Sequence[str]) -> list[Row]:
+async def find_many(
+    db: Executor, app_id: int, keys: Sequence[str], *, reseller_id: int | None = None
+) -> list[Row]:
     if not keys:
         return []
+    mine, mine_args = _creator(reseller_id)
     return await db.fetch_all(
-        f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ? AND key IN ({_marks(len(keys))}) ORDER BY id",
+        f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ? AND key IN ({_marks(len(keys))}){mine} "
+        "ORDER BY id",
         app_id,
         *keys,
+        *mine_args,
     )
 
 
@@ -92,48 +107,69 @@ async def delete_ids(db: Executor, key_ids: Sequence[int]) -> int:
     return await db.execute(f"DELETE FROM license_keys WHERE id IN ({_marks(len(key_ids))})", *key_ids)
 
 
-async def delete_matching(db: Executor, app_id: int, which: str) -> int:
+async def delete_matching(db: Executor, app_id: int, which: str, *, reseller_id: int | None = None) -> int:
     """Delete the keys a filter selects. Grants made from them stay (their key_id becomes NULL)."""
-    return await db.execute(f"DELETE FROM license_keys WHERE app_id = ?{FILTERS[which]}", app_id)
-
-
-async def delete_level(db: Executor, app_id: int, level: str, which: str) -> int:
+    mine, mine_args = _creator(reseller_id)
     return await db.execute(
-        f"DELETE FROM license_keys WHERE app_id = ? AND level = ?{FILTERS[which]}", app_id, level
+        f"DELETE FROM license_keys WHERE app_id = ?{FILTERS[which]}{mine}", app_id, *mine_args
     )
 
 
-async def count(db: Executor, app_id: int, which: str) -> int:
+async def delete_level(
+    db: Executor, app_id: int, level: str, which: str, *, reseller_id: int | None = None
+) -> int:
+    mine, mine_args = _creator(reseller_id)
+    return await db.execute(
+        f"DELETE FROM license_keys WHERE app_id = ? AND level = ?{FILTERS[which]}{mine}",
+        app_id,
+        level,
+        *mine_args,
+    )
+
+
+async def count(db: Executor, app_id: int, which: str, *, reseller_id: int | None = None) -> int:
+    mine, mine_args = _creator(reseller_id)
     total: int = await db.fetch_value(
-        f"SELECT COUNT(*) FROM license_keys WHERE app_id = ?{FILTERS[which]}", app_id
+        f"SELECT COUNT(*) FROM license_keys WHERE app_id = ?{FILTERS[which]}{mine}", app_id, *mine_args
     )
     return total
 
 
-async def list_keys(db: Executor, app_id: int, which: str, limit: int | None, offset: int) -> list[Row]:
+async def list_keys(
+    db: Executor, app_id: int, which: str, limit: int | None, offset: int, *, reseller_id: int | None = None
+) -> list[Row]:
     """Oldest first; every matching key when `limit` is None."""
-    sql = f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ?{FILTERS[which]} ORDER BY id"
+    mine, mine_args = _creator(reseller_id)
+    sql = f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ?{FILTERS[which]}{mine} ORDER BY id"
     if limit is None:
-        return await db.fetch_all(sql, app_id)
-    return await db.fetch_all(sql + " LIMIT ? OFFSET ?", app_id, limit, offset)
+        return await db.fetch_all(sql, app_id, *mine_args)
+    return await db.fetch_all(sql + " LIMIT ? OFFSET ?", app_id, *mine_args, limit, offset)
 
 
-async def list_redeemed(db: Executor, app_id: int, limit: int, offset: int) -> list[Row]:
+async def list_redeemed(
+    db: Executor, app_id: int, limit: int, offset: int, *, reseller_id: int | None = None
+) -> list[Row]:
     """Redeemed keys, the most recent redemption first."""
+    mine, mine_args = _creator(reseller_id)
     return await db.fetch_all(
-        f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ?{FILTERS['redeemed']} "
+        f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ?{FILTERS['redeemed']}{mine} "
         "ORDER BY used_at DESC, id DESC LIMIT ? OFFSET ?",
         app_id,
+        *mine_args,
         limit,
         offset,
     )
 
 
-async def add_time_to_unused(db: Executor, app_id: int, seconds: int) -> int:
+async def add_time_to_unused(
+    db: Executor, app_id: int, seconds: int, *, reseller_id: int | None = None
+) -> int:
+    mine, mine_args = _creator(reseller_id)
     return await db.execute(
-        "UPDATE license_keys SET duration = duration + ? WHERE app_id = ? AND status = 'unused'",
+        f"UPDATE license_keys SET duration = duration + ? WHERE app_id = ? AND status = 'unused'{mine}",
         seconds,
         app_id,
+        *mine_args,
     )
 
 
@@ -152,9 +188,10 @@ async def extend_grants_of(db: Executor, key_id: int, seconds: int) -> int:
     )
 
 
-async def set_note(db: Executor, app_id: int, key: str, note: str) -> int:
+async def set_note(db: Executor, app_id: int, key: str, note: str, *, reseller_id: int | None = None) -> int:
+    mine, mine_args = _creator(reseller_id)
     return await db.execute(
-        "UPDATE license_keys SET note = ? WHERE app_id = ? AND key = ?", note, app_id, key
+        f"UPDATE license_keys SET note = ? WHERE app_id = ? AND key = ?{mine}", note, app_id, key, *mine_args
     )
 
 

@@ -33,19 +33,30 @@ async def insert(
     return grant_id
 
 
-def _scope(user_id: int | None) -> tuple[str, list[int]]:
-    """The users a bulk statement covers: one user, or every user of the application."""
-    if user_id is None:
-        return "", []
-    return " AND u.id = ?", [user_id]
+def _scope(user_id: int | None, reseller_id: int | None = None) -> tuple[str, list[int]]:
+    """The users a bulk statement covers: one user, or every user of the application (or every
+    user one reseller owns)."""
+    if user_id is not None:
+        return " AND u.id = ?", [user_id]
+    if reseller_id is not None:
+        return " AND u.owner_account_id = ?", [reseller_id]
+    return "", []
 
 
 async def shift_live(
-    db: Executor, *, app_id: int, sub_id: int, seconds: int, now: int, user_id: int | None = None
+    db: Executor,
+    *,
+    app_id: int,
+    sub_id: int,
+    seconds: int,
+    now: int,
+    user_id: int | None = None,
+    reseller_id: int | None = None,
 ) -> int:
     """Add `seconds` (negative to subtract) to every live grant of this subscription held by one
-    user or by all the application's users. Returns how many users had such a grant."""
-    scope, scope_args = _scope(user_id)
+    user or by all the application's (or one reseller's) users. Returns how many users had such
+    a grant."""
+    scope, scope_args = _scope(user_id, reseller_id)
     live_ids = (
         f"SELECT us.id {_JOIN} JOIN users u ON u.id = us.user_id "
         f"WHERE u.app_id = ?{scope} AND us.subscription_id = ? AND {LIVE_GRANT}"
@@ -71,11 +82,18 @@ async def shift_live(
 
 
 async def grant_where_missing(
-    db: Executor, *, app_id: int, sub_id: int, expires_at: int, now: int, user_id: int | None = None
+    db: Executor,
+    *,
+    app_id: int,
+    sub_id: int,
+    expires_at: int,
+    now: int,
+    user_id: int | None = None,
+    reseller_id: int | None = None,
 ) -> int:
     """Give a new grant of this subscription to each covered user without a live one. Returns
     the number of grants created."""
-    scope, scope_args = _scope(user_id)
+    scope, scope_args = _scope(user_id, reseller_id)
     return await db.execute(
         "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, created_at) "
         "SELECT u.id, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT) FROM users u "
@@ -129,14 +147,18 @@ async def active_for_user(db: Executor, user_id: int, now: int) -> list[Row]:
     )
 
 
-def _listing_filter(user_id: int | None) -> tuple[str, list[int]]:
-    if user_id is None:
-        return "", []
-    return " AND us.user_id = ?", [user_id]
+def _listing_filter(user_id: int | None, reseller_id: int | None) -> tuple[str, list[int]]:
+    if user_id is not None:
+        return " AND us.user_id = ?", [user_id]
+    if reseller_id is not None:
+        return " AND u.owner_account_id = ?", [reseller_id]
+    return "", []
 
 
-async def count_for_app(db: Executor, app_id: int, user_id: int | None = None) -> int:
-    where, args = _listing_filter(user_id)
+async def count_for_app(
+    db: Executor, app_id: int, user_id: int | None = None, *, reseller_id: int | None = None
+) -> int:
+    where, args = _listing_filter(user_id, reseller_id)
     count: int = await db.fetch_value(
         f"SELECT COUNT(*) {_JOIN} JOIN users u ON u.id = us.user_id WHERE u.app_id = ?{where}",
         app_id,
@@ -146,10 +168,17 @@ async def count_for_app(db: Executor, app_id: int, user_id: int | None = None) -
 
 
 async def list_for_app(
-    db: Executor, app_id: int, *, limit: int, offset: int, user_id: int | None = None
+    db: Executor,
+    app_id: int,
+    *,
+    limit: int,
+    offset: int,
+    user_id: int | None = None,
+    reseller_id: int | None = None,
 ) -> list[Row]:
-    """Every grant of the application's users (expired ones included), by user then grant."""
-    where, args = _listing_filter(user_id)
+    """Every grant of the application's (or one reseller's) users (expired ones included), by
+    user then grant."""
+    where, args = _listing_filter(user_id, reseller_id)
     return await db.fetch_all(
         "SELECT u.username, u.banned_reason, s.id AS subscription_id, s.name AS subscription, "
         "us.expires_at, us.paused_at, s.paused_at AS subscription_paused_at "

@@ -1,4 +1,8 @@
-"""SQL for end users of an application and their HWIDs."""
+"""SQL for end users of an application and their HWIDs.
+
+`reseller_id`, where a function takes it, limits the statement to the users that reseller owns
+(`owner_account_id`); None means every user of the application.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,34 @@ from licensegate.store.database import Executor, Row
 from licensegate.store.user_subscriptions import LIVE_GRANT
 
 
-async def find(db: Executor, app_id: int, username: str) -> Row | None:
+def _owned(reseller_id: int | None, table: str = "") -> tuple[str, tuple[int, ...]]:
+    """The fixed clause limiting a statement to one reseller's users (none: every user)."""
+    if reseller_id is None:
+        return "", ()
+    return f" AND {table}owner_account_id = ?", (reseller_id,)
+
+
+async def find(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> Row | None:
+    mine, mine_args = _owned(reseller_id)
     return await db.fetch_one(
         "SELECT id, username, banned_reason, last_ip, password_hash FROM users "
-        "WHERE app_id = ? AND username = ?",
+        f"WHERE app_id = ? AND username = ?{mine}",
         app_id,
         username,
+        *mine_args,
     )
 
 
-async def find_by_id(db: Executor, app_id: int, user_id: int) -> Row | None:
+async def find_by_id(
+    db: Executor, app_id: int, user_id: int, *, reseller_id: int | None = None
+) -> Row | None:
+    mine, mine_args = _owned(reseller_id)
     return await db.fetch_one(
-        "SELECT id, username, banned_reason, last_ip, password_hash FROM users WHERE app_id = ? AND id = ?",
+        "SELECT id, username, banned_reason, last_ip, password_hash FROM users "
+        f"WHERE app_id = ? AND id = ?{mine}",
         app_id,
         user_id,
+        *mine_args,
     )
 
 
@@ -55,11 +73,13 @@ async def insert(
     hwid_lock: bool,
     created_by: str,
     now: int,
+    owner_account_id: int | None = None,
 ) -> int | None:
-    """Create the user; None when the name is taken in this application."""
+    """Create the user; None when the name is taken in this application. `owner_account_id`:
+    the reseller the user belongs to."""
     user_id: int | None = await db.fetch_value(
         "INSERT INTO users (app_id, username, password_hash, email, email_lower, hwid_lock, created_by, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "owner_account_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (app_id, username) DO NOTHING RETURNING id",
         app_id,
         username,
@@ -68,44 +88,67 @@ async def insert(
         email.lower() if email is not None else None,
         1 if hwid_lock else 0,
         created_by,
+        owner_account_id,
         now,
     )
     return user_id
 
 
-async def details(db: Executor, app_id: int, username: str) -> Row | None:
+async def details(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> Row | None:
+    mine, mine_args = _owned(reseller_id)
     return await db.fetch_one(
-        f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ? AND username = ?", app_id, username
+        f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ? AND username = ?{mine}",
+        app_id,
+        username,
+        *mine_args,
     )
 
 
-async def count(db: Executor, app_id: int) -> int:
-    total: int = await db.fetch_value("SELECT COUNT(*) FROM users WHERE app_id = ?", app_id)
+async def count(db: Executor, app_id: int, *, reseller_id: int | None = None) -> int:
+    mine, mine_args = _owned(reseller_id)
+    total: int = await db.fetch_value(
+        f"SELECT COUNT(*) FROM users WHERE app_id = ?{mine}", app_id, *mine_args
+    )
     return total
 
 
-async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
+async def page(
+    db: Executor, app_id: int, *, limit: int, offset: int, reseller_id: int | None = None
+) -> list[Row]:
+    mine, mine_args = _owned(reseller_id)
     return await db.fetch_all(
-        f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?",
+        f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ?{mine} ORDER BY id LIMIT ? OFFSET ?",
         app_id,
+        *mine_args,
         limit,
         offset,
     )
 
 
-async def usernames(db: Executor, app_id: int, *, limit: int, offset: int) -> list[str]:
+async def usernames(
+    db: Executor, app_id: int, *, limit: int, offset: int, reseller_id: int | None = None
+) -> list[str]:
+    mine, mine_args = _owned(reseller_id)
     rows = await db.fetch_all(
-        "SELECT username FROM users WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?", app_id, limit, offset
+        f"SELECT username FROM users WHERE app_id = ?{mine} ORDER BY id LIMIT ? OFFSET ?",
+        app_id,
+        *mine_args,
+        limit,
+        offset,
     )
     return [row["username"] for row in rows]
 
 
-async def hwids_of_page(db: Executor, app_id: int, *, limit: int, offset: int) -> dict[int, list[str]]:
+async def hwids_of_page(
+    db: Executor, app_id: int, *, limit: int, offset: int, reseller_id: int | None = None
+) -> dict[int, list[str]]:
     """The HWIDs of the users `page` returns, by user id."""
+    mine, mine_args = _owned(reseller_id)
     rows = await db.fetch_all(
         "SELECT user_id, hwid FROM user_hwids WHERE user_id IN "
-        "(SELECT id FROM users WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?) ORDER BY id",
+        f"(SELECT id FROM users WHERE app_id = ?{mine} ORDER BY id LIMIT ? OFFSET ?) ORDER BY id",
         app_id,
+        *mine_args,
         limit,
         offset,
     )
@@ -132,16 +175,20 @@ async def reset_hwids(db: Executor, user_id: int, now: int) -> int:
     return await db.execute("DELETE FROM user_hwids WHERE user_id = ?", user_id)
 
 
-async def reset_all_hwids(db: Executor, app_id: int, now: int) -> int:
+async def reset_all_hwids(db: Executor, app_id: int, now: int, *, reseller_id: int | None = None) -> int:
     """Forget every HWID of the application's users; returns how many users held any."""
+    mine, mine_args = _owned(reseller_id)
     users = await db.execute(
-        "UPDATE users SET hwid_reset_at = ? WHERE app_id = ? "
+        f"UPDATE users SET hwid_reset_at = ? WHERE app_id = ?{mine} "
         "AND EXISTS (SELECT 1 FROM user_hwids h WHERE h.user_id = users.id)",
         now,
         app_id,
+        *mine_args,
     )
     await db.execute(
-        "DELETE FROM user_hwids WHERE user_id IN (SELECT id FROM users WHERE app_id = ?)", app_id
+        f"DELETE FROM user_hwids WHERE user_id IN (SELECT id FROM users WHERE app_id = ?{mine})",
+        app_id,
+        *mine_args,
     )
     return users
 
@@ -189,17 +236,20 @@ async def rename(db: Executor, app_id: int, user_id: int, old_name: str, new_nam
     return changed
 
 
-async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM users WHERE app_id = ?", app_id)
+async def delete_all(db: Executor, app_id: int, *, reseller_id: int | None = None) -> int:
+    mine, mine_args = _owned(reseller_id)
+    return await db.execute(f"DELETE FROM users WHERE app_id = ?{mine}", app_id, *mine_args)
 
 
-async def delete_expired(db: Executor, app_id: int, now: int) -> int:
+async def delete_expired(db: Executor, app_id: int, now: int, *, reseller_id: int | None = None) -> int:
     """Delete the users without a live grant (store.user_subscriptions.LIVE_GRANT): a user whose
     time is frozen by a pause is not expired."""
+    mine, mine_args = _owned(reseller_id)
     return await db.execute(
-        "DELETE FROM users WHERE app_id = ? AND NOT EXISTS ("
+        f"DELETE FROM users WHERE app_id = ?{mine} AND NOT EXISTS ("
         "SELECT 1 FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id "
         f"WHERE us.user_id = users.id AND {LIVE_GRANT})",
         app_id,
+        *mine_args,
         now,
     )

@@ -1,5 +1,9 @@
 """Seller API — License: generate, verify, export, extend, annotate, re-level, ban and delete
-license keys."""
+license keys.
+
+A reseller's key sees only the keys that reseller generated (any other key is "not found" to
+it, and bulk deletions delete only its own); it generates keys of its allowed levels and pays
+for them, and for time it adds, from its balance."""
 
 from __future__ import annotations
 
@@ -76,7 +80,11 @@ def _keys_text(body: dict[str, Any]) -> str:
             doc=f"how many keys (1 to {licenses.MAX_AMOUNT}, default 1)",
         ),
         Param("note", max_length=256, strip=False, doc="a note kept with each key"),
-        Param("owner", max_length=64, doc="recorded as the keys' creator (default SellerAPI)"),
+        Param(
+            "owner",
+            max_length=64,
+            doc="recorded as the keys' creator (default SellerAPI; a reseller is always recorded as itself)",
+        ),
         FORMAT,
     ],
     returns={
@@ -88,7 +96,12 @@ def _keys_text(body: dict[str, Any]) -> str:
 )
 async def add(call: SellerCall) -> dict[str, Any]:
     """Generate one or more license keys of a level. All keys of one call are created together
-    or not at all. The level must belong to at least one subscription."""
+    or not at all. The level must belong to at least one subscription.
+
+    A reseller may generate only its allowed levels (else 403 `level_not_allowed`) and only the
+    durations its balance pays for: 1, 7, 30, 90, 180 or 365 days, or lifetime (3650 days or
+    more; else 400 `duration_not_sold`). Each key costs one unit of the matching bucket, spent
+    in the same transaction (403 `insufficient_balance` when the bucket holds fewer)."""
     args = call.args
     spec = licenses.KeySpec(
         days=args.number("expiry"),
@@ -98,7 +111,8 @@ async def add(call: SellerCall) -> dict[str, Any]:
         amount=args.opt_integer("amount") or 1,
         note=args.opt_text("note"),
         generated_by=args.opt_text("owner") or "SellerAPI",
-        account_id=call.identity.account_id,
+        account_id=call.identity.acting_account_id,
+        reseller=call.identity.reseller,
     )
     keys = await licenses.generate(call.db, call.app_id, spec, call.now())
     return {"message": "License Successfully Generated", "key": keys[0], "keys": keys}
@@ -114,7 +128,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def verify(call: SellerCall) -> dict[str, Any]:
     """Succeed when the key exists (whatever its status)."""
-    await licenses.get(call.db, call.app_id, call.args.text("key"))
+    await licenses.get(call.db, call.app_id, call.args.text("key"), reseller=call.identity.reseller)
     return {"message": "Key Successfully Verified"}
 
 
@@ -130,7 +144,13 @@ async def verify(call: SellerCall) -> dict[str, Any]:
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete a key and the subscriptions its redemption granted; with userToo=1 also the user
     who redeemed it."""
-    await licenses.delete(call.db, call.app_id, call.args.text("key"), user_too=call.args.flag("userToo"))
+    await licenses.delete(
+        call.db,
+        call.app_id,
+        call.args.text("key"),
+        user_too=call.args.flag("userToo"),
+        reseller=call.identity.reseller,
+    )
     return {"message": "Successfully deleted license!"}
 
 
@@ -154,7 +174,9 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 async def delete_multiple(call: SellerCall) -> dict[str, Any]:
     """Delete several keys as `del` does, all or none: if any key is unknown nothing is deleted."""
     keys = licenses.split_keys(call.args.text("key"))
-    deleted = await licenses.delete_many(call.db, call.app_id, keys, user_too=call.args.flag("userToo"))
+    deleted = await licenses.delete_many(
+        call.db, call.app_id, keys, user_too=call.args.flag("userToo"), reseller=call.identity.reseller
+    )
     return {"message": "Successfully deleted licenses!", "deleted": deleted}
 
 
@@ -171,7 +193,7 @@ DELETED = {"deleted": "how many keys were deleted (0 is still success)"}
 )
 async def delete_unused(call: SellerCall) -> dict[str, Any]:
     """Delete every key that is unused and not banned."""
-    deleted = await licenses.delete_matching(call.db, call.app_id, "unused")
+    deleted = await licenses.delete_matching(call.db, call.app_id, "unused", reseller=call.identity.reseller)
     return {"message": "Deleted All Unused Keys!", "deleted": deleted}
 
 
@@ -186,7 +208,7 @@ async def delete_unused(call: SellerCall) -> dict[str, Any]:
 async def delete_used(call: SellerCall) -> dict[str, Any]:
     """Delete every used key that is not banned (also serves "Delete Used License Keys"). The
     users keep the time the keys granted them."""
-    deleted = await licenses.delete_matching(call.db, call.app_id, "used")
+    deleted = await licenses.delete_matching(call.db, call.app_id, "used", reseller=call.identity.reseller)
     return {"message": "Deleted All Used Keys!", "deleted": deleted}
 
 
@@ -200,7 +222,7 @@ async def delete_used(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
     """Delete every key of the application. The users keep the time the keys granted them."""
-    deleted = await licenses.delete_matching(call.db, call.app_id, "all")
+    deleted = await licenses.delete_matching(call.db, call.app_id, "all", reseller=call.identity.reseller)
     return {"message": "Deleted All Keys!", "deleted": deleted}
 
 
@@ -221,7 +243,11 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
 async def delete_for_subscription(call: SellerCall) -> dict[str, Any]:
     """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
     deleted = await licenses.delete_for_subscription(
-        call.db, call.app_id, call.args.text("sub"), unused_only=call.args.flag("unusedOnly")
+        call.db,
+        call.app_id,
+        call.args.text("sub"),
+        unused_only=call.args.flag("unusedOnly"),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully deleted the subscription's license keys!", "deleted": deleted}
 
@@ -229,7 +255,9 @@ async def delete_for_subscription(call: SellerCall) -> dict[str, Any]:
 async def _export(call: SellerCall, which: str | None) -> dict[str, Any]:
     paged = "page" in call.args or "limit" in call.args
     limit, offset = paging(call.args) if paged else (None, 0)
-    keys, count = await licenses.export(call.db, call.app_id, which, limit, offset)
+    keys, count = await licenses.export(
+        call.db, call.app_id, which, limit, offset, reseller=call.identity.reseller
+    )
     return {"message": "Successfully Retrieved Licenses", "keys": keys, "count": count}
 
 
@@ -291,7 +319,9 @@ async def export_used(call: SellerCall) -> dict[str, Any]:
 async def fetch_used(call: SellerCall) -> dict[str, Any]:
     """Redeemed keys (banned ones included) with who redeemed them and when, one page at a time."""
     limit, offset = paging(call.args)
-    keys, count = await licenses.used_keys(call.db, call.app_id, limit, offset)
+    keys, count = await licenses.used_keys(
+        call.db, call.app_id, limit, offset, reseller=call.identity.reseller
+    )
     return {"message": "Successfully retrieved used licenses", "keys": keys, "count": count}
 
 
@@ -320,9 +350,12 @@ async def fetch_used(call: SellerCall) -> dict[str, Any]:
 )
 async def add_time(call: SellerCall) -> dict[str, Any]:
     """Add days to every unused key's duration, or to one key: an unused key gets a longer
-    duration, a used key's grants expire later."""
+    duration, a used key's grants expire later. A reseller pays for the time it adds: one unit
+    of the bucket matching `time` per key lengthened (all or nothing)."""
     key = call.args.opt_text("key")
-    updated = await licenses.add_time(call.db, call.app_id, call.args.number("time"), key)
+    updated = await licenses.add_time(
+        call.db, call.app_id, call.args.number("time"), key, reseller=call.identity.reseller
+    )
     message = "Added time to unused licenses!" if key is None else "Added time to license!"
     return {"message": message, "updated": updated}
 
@@ -350,7 +383,9 @@ async def add_time(call: SellerCall) -> dict[str, Any]:
 )
 async def get_info(call: SellerCall) -> dict[str, Any]:
     """Everything about one key."""
-    details = await licenses.info(call.db, call.app_id, call.args.text("key"))
+    details = await licenses.info(
+        call.db, call.app_id, call.args.text("key"), reseller=call.identity.reseller
+    )
     return {"message": "Successfully retrieved license information", **details}
 
 
@@ -365,7 +400,9 @@ async def get_info(call: SellerCall) -> dict[str, Any]:
 )
 async def set_note(call: SellerCall) -> dict[str, Any]:
     """Replace the key's note."""
-    await licenses.set_note(call.db, call.app_id, call.args.text("key"), call.args.text("note"))
+    await licenses.set_note(
+        call.db, call.app_id, call.args.text("key"), call.args.text("note"), reseller=call.identity.reseller
+    )
     return {"message": "Successfully set note"}
 
 
@@ -384,13 +421,15 @@ async def set_note(call: SellerCall) -> dict[str, Any]:
 )
 async def change_subscription(call: SellerCall) -> dict[str, Any]:
     """Give an unused key the level of another subscription (`sub`) or a level (`level`); exactly
-    one of the two. A used key cannot change: its grants were already made."""
+    one of the two. A used key cannot change: its grants were already made. A reseller may only
+    choose a level it sells (403 `level_not_allowed`)."""
     level = await licenses.change_level(
         call.db,
         call.app_id,
         call.args.text("key"),
         sub_name=call.args.opt_text("sub"),
         level=call.args.opt_text("level"),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully changed license subscription!", "level": level}
 
@@ -414,6 +453,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
         call.args.text("reason"),
         user_too=call.args.flag("userToo"),
         now=call.now(),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully banned license!"}
 
@@ -429,5 +469,5 @@ async def ban(call: SellerCall) -> dict[str, Any]:
 )
 async def unban(call: SellerCall) -> dict[str, Any]:
     """Lift a key's ban and, if it was redeemed, the ban of the user who redeemed it."""
-    await licenses.unban(call.db, call.app_id, call.args.text("key"))
+    await licenses.unban(call.db, call.app_id, call.args.text("key"), reseller=call.identity.reseller)
     return {"message": "Successfully unbanned license!"}

@@ -1,5 +1,8 @@
 """Seller API — Users: create, list, verify, ban, rename, extend, pause and reset users, and list
-the subscriptions they hold."""
+the subscriptions they hold.
+
+A reseller's key sees only the users that reseller created (any other user is "not found" to
+it, and `all` means all of its own users); it pays for the time it gives from its balance."""
 
 from __future__ import annotations
 
@@ -39,7 +42,12 @@ def _users_text(body: dict[str, Any]) -> str:
 async def add_hwid(call: SellerCall) -> dict[str, Any]:
     """Allow the user one more HWID; the user may sign in from any HWID they hold."""
     added = await users.add_hwid(
-        call.db, call.app_id, call.args.text("user"), call.args.text("hwid"), call.now()
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.text("hwid"),
+        call.now(),
+        reseller=call.identity.reseller,
     )
     return {"message": "Added HWID", "added": 1 if added else 0}
 
@@ -67,7 +75,11 @@ async def add_hwid(call: SellerCall) -> dict[str, Any]:
     returns={"expires_at": "Unix seconds when the new user's subscription ends"},
 )
 async def add(call: SellerCall) -> dict[str, Any]:
-    """Create a user holding one subscription that ends `expiry` days from now."""
+    """Create a user holding one subscription that ends `expiry` days from now.
+
+    A reseller's user belongs to it. The reseller needs the subscription's level among its
+    allowed levels (403 `level_not_allowed`), a duration its balance pays for (400
+    `duration_not_sold`) and one unit of the matching bucket (403 `insufficient_balance`)."""
     expires_at = await users.create(
         call.db,
         call.services.passwords,
@@ -79,6 +91,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
         email=call.args.opt_text("email"),
         hwid_lock=call.args.flag("hwidAffected", default=True),
         now=call.now(),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully created user!", "expires_at": expires_at}
 
@@ -88,7 +101,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete the user with their HWIDs, subscriptions, variables and sessions."""
-    await users.delete_by_name(call.db, call.app_id, call.args.text("user"))
+    await users.delete_by_name(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
     return {"message": "Successfully deleted user!"}
 
 
@@ -101,8 +114,8 @@ async def delete(call: SellerCall) -> dict[str, Any]:
     returns={"deleted": "number of users deleted"},
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
-    """Delete every user of the application."""
-    deleted = await users.delete_all(call.db, call.app_id)
+    """Delete every user of the application (a reseller: every user of its own)."""
+    deleted = await users.delete_all(call.db, call.app_id, reseller=call.identity.reseller)
     return {"message": "Successfully deleted all users!", "deleted": deleted}
 
 
@@ -116,7 +129,7 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_expired(call: SellerCall) -> dict[str, Any]:
     """Delete the users with no time left on any subscription. A paused user is not expired."""
-    deleted = await users.delete_expired(call.db, call.app_id, call.now())
+    deleted = await users.delete_expired(call.db, call.app_id, call.now(), reseller=call.identity.reseller)
     return {"message": "Successfully deleted expired users!", "deleted": deleted}
 
 
@@ -137,7 +150,9 @@ async def delete_expired(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the application's users. With format=text: the page's usernames, one a line."""
     limit, offset = paging(call.args)
-    found, total = await users.list_page(call.db, call.app_id, limit=limit, offset=offset)
+    found, total = await users.list_page(
+        call.db, call.app_id, limit=limit, offset=offset, reseller=call.identity.reseller
+    )
     return {"message": "Successfully Retrieved Users", "users": found, "count": total}
 
 
@@ -153,7 +168,9 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
 async def fetch_all_names(call: SellerCall) -> dict[str, Any]:
     """One page of usernames. With format=text: one a line."""
     limit, offset = paging(call.args)
-    names, total = await users.list_usernames(call.db, call.app_id, limit=limit, offset=offset)
+    names, total = await users.list_usernames(
+        call.db, call.app_id, limit=limit, offset=offset, reseller=call.identity.reseller
+    )
     return {"message": "Successfully Retrieved Usernames", "usernames": names, "count": total}
 
 
@@ -171,7 +188,12 @@ async def fetch_all_names(call: SellerCall) -> dict[str, Any]:
 async def verify(call: SellerCall) -> dict[str, Any]:
     """Succeeds when the user exists and, if `pass` is given, it is their password."""
     await users.verify(
-        call.db, call.services.passwords, call.app_id, call.args.text("user"), call.args.opt_text("pass")
+        call.db,
+        call.services.passwords,
+        call.app_id,
+        call.args.text("user"),
+        call.args.opt_text("pass"),
+        reseller=call.identity.reseller,
     )
     return {"message": "User Successfully Verified"}
 
@@ -186,7 +208,7 @@ async def verify(call: SellerCall) -> dict[str, Any]:
 )
 async def exists(call: SellerCall) -> dict[str, Any]:
     """Whether a user of this name exists (always a success)."""
-    found = await users.exists(call.db, call.app_id, call.args.text("user"))
+    found = await users.exists(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
     return {"message": "User exists" if found else "User does not exist", "exists": found}
 
 
@@ -214,7 +236,9 @@ async def exists(call: SellerCall) -> dict[str, Any]:
 )
 async def data(call: SellerCall) -> dict[str, Any]:
     """One user's data."""
-    found = await users.details(call.db, call.app_id, call.args.text("user"), call.now())
+    found = await users.details(
+        call.db, call.app_id, call.args.text("user"), call.now(), reseller=call.identity.reseller
+    )
     return {"message": "Successfully retrieved user data", **found}
 
 
@@ -238,6 +262,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
         call.args.text("user"),
         call.args.opt_text("reason") or users.DEFAULT_BAN_REASON,
         call.now(),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully banned user!"}
 
@@ -247,7 +272,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
 )
 async def unban(call: SellerCall) -> dict[str, Any]:
     """Lift the user's ban and the blacklist entries of their HWIDs and last IP."""
-    await users.unban_by_name(call.db, call.app_id, call.args.text("user"))
+    await users.unban_by_name(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
     return {"message": "Successfully unbanned user!"}
 
 
@@ -265,7 +290,13 @@ async def unban(call: SellerCall) -> dict[str, Any]:
 )
 async def rename(call: SellerCall) -> dict[str, Any]:
     """Rename a user. Their redeemed keys, chat messages and token follow the new name."""
-    await users.rename(call.db, call.app_id, call.args.text("currentUsername"), call.args.text("newUsername"))
+    await users.rename(
+        call.db,
+        call.app_id,
+        call.args.text("currentUsername"),
+        call.args.text("newUsername"),
+        reseller=call.identity.reseller,
+    )
     return {"message": "Successfully changed username!"}
 
 
@@ -292,7 +323,12 @@ async def rename(call: SellerCall) -> dict[str, Any]:
 async def set_password(call: SellerCall) -> dict[str, Any]:
     """Set the user's password, or clear it so that their next login sets it."""
     await users.set_password(
-        call.db, call.services.passwords, call.app_id, call.args.text("user"), call.args.opt_text("passwd")
+        call.db,
+        call.services.passwords,
+        call.app_id,
+        call.args.text("user"),
+        call.args.opt_text("passwd"),
+        reseller=call.identity.reseller,
     )
     return {"message": "Password reset successful"}
 
@@ -308,7 +344,9 @@ async def set_password(call: SellerCall) -> dict[str, Any]:
 )
 async def set_email(call: SellerCall) -> dict[str, Any]:
     """Change the user's email address."""
-    await users.set_email(call.db, call.app_id, call.args.text("user"), call.args.text("email"))
+    await users.set_email(
+        call.db, call.app_id, call.args.text("user"), call.args.text("email"), reseller=call.identity.reseller
+    )
     return {"message": "Successfully changed email!"}
 
 
@@ -334,7 +372,8 @@ async def set_email(call: SellerCall) -> dict[str, Any]:
 async def extend(call: SellerCall) -> dict[str, Any]:
     """Add days to a subscription of one user or of all users. Users who still have time on it
     (paused time included) get the days added; the others get a new grant of that many days,
-    unless activeOnly=1."""
+    unless activeOnly=1. A reseller extends only its own users, with a subscription of an allowed
+    level, and pays one unit of the bucket matching `expiry` per user served (all or nothing)."""
     updated = await users.extend(
         call.db,
         call.app_id,
@@ -343,6 +382,7 @@ async def extend(call: SellerCall) -> dict[str, Any]:
         call.args.number("expiry"),
         active_only=call.args.flag("activeOnly"),
         now=call.now(),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully extended user(s)!", "updated": updated}
 
@@ -371,6 +411,7 @@ async def subtract(call: SellerCall) -> dict[str, Any]:
         call.args.text("sub"),
         call.args.integer("seconds"),
         call.now(),
+        reseller=call.identity.reseller,
     )
     return {"message": "Successfully subtracted time from user(s)!", "updated": updated}
 
@@ -386,7 +427,9 @@ async def subtract(call: SellerCall) -> dict[str, Any]:
 )
 async def pause(call: SellerCall) -> dict[str, Any]:
     """Freeze the user's running subscriptions: they stop giving access and stop counting down."""
-    paused = await users.pause(call.db, call.app_id, call.args.text("username"), call.now())
+    paused = await users.pause(
+        call.db, call.app_id, call.args.text("username"), call.now(), reseller=call.identity.reseller
+    )
     return {"message": "Successfully paused user!", "paused": paused}
 
 
@@ -401,7 +444,9 @@ async def pause(call: SellerCall) -> dict[str, Any]:
 )
 async def unpause(call: SellerCall) -> dict[str, Any]:
     """Thaw the user's frozen subscriptions; each expiry moves forward by the length of the pause."""
-    unpaused = await users.unpause(call.db, call.app_id, call.args.text("username"), call.now())
+    unpaused = await users.unpause(
+        call.db, call.app_id, call.args.text("username"), call.now(), reseller=call.identity.reseller
+    )
     return {"message": "Successfully unpaused user!", "unpaused": unpaused}
 
 
@@ -416,7 +461,9 @@ async def unpause(call: SellerCall) -> dict[str, Any]:
 )
 async def reset_hwid(call: SellerCall) -> dict[str, Any]:
     """Forget the user's HWIDs; their next login records a new one."""
-    removed = await users.reset_hwids(call.db, call.app_id, call.args.text("user"), call.now())
+    removed = await users.reset_hwids(
+        call.db, call.app_id, call.args.text("user"), call.now(), reseller=call.identity.reseller
+    )
     return {"message": "Successfully reset user!", "removed": removed}
 
 
@@ -430,7 +477,7 @@ async def reset_hwid(call: SellerCall) -> dict[str, Any]:
 )
 async def reset_all_hwids(call: SellerCall) -> dict[str, Any]:
     """Forget the HWIDs of every user of the application."""
-    updated = await users.reset_all_hwids(call.db, call.app_id, call.now())
+    updated = await users.reset_all_hwids(call.db, call.app_id, call.now(), reseller=call.identity.reseller)
     return {"message": "Successfully reset all users!", "updated": updated}
 
 
@@ -457,7 +504,13 @@ async def reset_all_hwids(call: SellerCall) -> dict[str, Any]:
 )
 async def set_cooldown(call: SellerCall) -> dict[str, Any]:
     """Set how long this user must wait between resetting their own HWID."""
-    await users.set_cooldown(call.db, call.app_id, call.args.text("user"), call.args.integer("cooldown"))
+    await users.set_cooldown(
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.integer("cooldown"),
+        reseller=call.identity.reseller,
+    )
     return {"message": "Cooldown set successfully!"}
 
 
@@ -473,7 +526,7 @@ async def set_cooldown(call: SellerCall) -> dict[str, Any]:
 async def delete_subscription(call: SellerCall) -> dict[str, Any]:
     """Take a subscription (every grant of it, expired ones too) away from the user."""
     deleted = await users.remove_subscription(
-        call.db, call.app_id, call.args.text("user"), call.args.text("sub")
+        call.db, call.app_id, call.args.text("user"), call.args.text("sub"), reseller=call.identity.reseller
     )
     return {"message": "Successfully deleted subscription!", "deleted": deleted}
 
@@ -504,6 +557,12 @@ async def user_subscriptions(call: SellerCall) -> dict[str, Any]:
     exactly `success`, `count` and `subscriptions`."""
     limit, offset = paging(call.args)
     entries, total = await users.grants(
-        call.db, call.app_id, call.args.opt_text("user"), limit=limit, offset=offset, now=call.now()
+        call.db,
+        call.app_id,
+        call.args.opt_text("user"),
+        limit=limit,
+        offset=offset,
+        now=call.now(),
+        reseller=call.identity.reseller,
     )
     return {"count": total, "subscriptions": entries}

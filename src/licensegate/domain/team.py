@@ -1,0 +1,368 @@
+"""Team accounts of an application: resellers and managers.
+
+Each is an account of its own (usernames are unique across the whole service) bound to exactly
+one application by its team row. A manager holds a set of permission areas (never `team` or
+`sellerkeys`). A reseller holds allowed key levels (none listed: any level) and a prepaid
+balance per key duration; whatever time it gives out (keys it generates, users it creates or
+extends) is paid for from the bucket matching the duration, in the same transaction as the
+change, with a conditional UPDATE, so concurrent calls can never spend more than the balance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from licensegate.domain import permissions as perms
+from licensegate.domain.apps import check_name
+from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from licensegate.domain.sellerkeys import (
+    MANAGER,
+    MANAGER_AREAS,
+    OWNER_ONLY,
+    RESELLER,
+    RESELLER_AREAS,
+    Reseller,
+    issue_key,
+    parse_levels,
+)
+from licensegate.passwords import Passwords
+from licensegate.store import team as store
+from licensegate.store.database import Database, Executor, Row
+
+ROLES = (RESELLER, MANAGER)
+BUCKETS = store.BUCKETS
+SECONDS_PER_DAY = 86400
+# The durations a reseller's balance pays for, by their length in seconds.
+BUCKET_OF_SECONDS = {
+    1 * SECONDS_PER_DAY: "day",
+    7 * SECONDS_PER_DAY: "week",
+    30 * SECONDS_PER_DAY: "month",
+    90 * SECONDS_PER_DAY: "three_month",
+    180 * SECONDS_PER_DAY: "six_month",
+    365 * SECONDS_PER_DAY: "year",
+}
+LIFETIME_SECONDS = 3650 * SECONDS_PER_DAY  # this long or longer counts as "lifetime"
+MAX_BALANCE = 1_000_000_000  # per bucket; also bounds one change, so sums fit a 32-bit column
+MAX_LEVEL_LENGTH = 12
+MAX_LEVELS = 100
+ANY_LEVEL = frozenset({"n/a", "any", "*"})
+
+
+# --- what a reseller may give out, and paying for it -------------------------------------------
+
+
+def bucket_for(seconds: int) -> str:
+    """The balance bucket that pays for this duration; refused when resellers do not sell it."""
+    if seconds >= LIFETIME_SECONDS:
+        return "lifetime"
+    bucket = BUCKET_OF_SECONDS.get(seconds)
+    if bucket is None:
+        raise Invalid(
+            "A reseller can only give durations its balance pays for: 1, 7, 30, 90, 180 or 365 days, "
+            f"or lifetime ({LIFETIME_SECONDS // SECONDS_PER_DAY} days or more).",
+            "duration_not_sold",
+        )
+    return bucket
+
+
+def check_level(reseller: Reseller, level: str) -> None:
+    if not reseller.allows_level(level):
+        raise Forbidden(
+            f"The reseller '{reseller.username}' may not give level '{level}' "
+            f"(allowed: {', '.join(reseller.key_levels)}).",
+            "level_not_allowed",
+        )
+
+
+async def hold(tx: Executor, reseller: Reseller) -> None:
+    """Start of every transaction in which a reseller spends: lock its team row first. Locks are
+    then always taken team row first (deleteAccount does the same), so they cannot deadlock."""
+    if not await store.hold(tx, reseller.account_id):
+        raise Unauthorized(
+            f"The reseller account '{reseller.username}' has been deleted.", "unknown_seller_key"
+        )
+
+
+async def spend(tx: Executor, reseller: Reseller, bucket: str, units: int) -> None:
+    """Take `units` from the reseller's bucket, or refuse (403) when it holds fewer. Run inside
+    the transaction that makes what is paid for (after `hold`), so a refusal undoes it."""
+    if units <= 0:
+        return
+    if not await store.spend(tx, reseller.account_id, bucket, units):
+        left = await store.balance_of(tx, reseller.account_id, bucket) or 0
+        raise Forbidden(
+            f"Insufficient balance: this needs {units} '{bucket}' unit(s) and the reseller "
+            f"'{reseller.username}' has {left}.",
+            "insufficient_balance",
+        )
+
+
+# --- reading the team ---------------------------------------------------------------------------
+
+
+def balance(row: Row) -> dict[str, int]:
+    return {bucket: row[f"balance_{bucket}"] for bucket in BUCKETS}
+
+
+def reseller_entry(row: Row) -> dict[str, Any]:
+    return {
+        "username": row["username"],
+        "balance": balance(row),
+        "key_levels": list(parse_levels(row["key_levels"])),
+    }
+
+
+def manager_entry(row: Row) -> dict[str, Any]:
+    return {"username": row["username"], "permissions": perms.names(row["permissions"] & MANAGER_AREAS)}
+
+
+async def list_team(db: Executor, app_id: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The application's resellers and managers, oldest first."""
+    rows = await store.list_members(db, app_id)
+    resellers = [reseller_entry(row) for row in rows if row["role"] == RESELLER]
+    managers = [manager_entry(row) for row in rows if row["role"] == MANAGER]
+    return resellers, managers
+
+
+async def get_member(db: Executor, app_id: int, username: str, role: str | None = None) -> Row:
+    """A team account of this application (of this role, when given)."""
+    row = await store.find_member(db, app_id, username)
+    if row is None or (role is not None and row["role"] != role):
+        what = role or "team account"
+        raise NotFound(
+            f"No {what} named '{username}' belongs to this application.", f"{role or 'account'}_not_found"
+        )
+    return row
+
+
+async def reseller_info(db: Executor, app_id: int, username: str) -> dict[str, Any]:
+    row = await get_member(db, app_id, username, RESELLER)
+    return {
+        "username": row["username"],
+        "email": row["email"],
+        "balance": balance(row),
+        "key_levels": list(parse_levels(row["key_levels"])),
+        "disabled": row["disabled"],
+    }
+
+
+# --- input rules --------------------------------------------------------------------------------
+
+
+def parse_role(text: str) -> str:
+    role = text.strip().lower()
+    if role not in ROLES:
+        raise Invalid("The role must be Reseller or Manager.", "invalid_role")
+    return role
+
+
+def levels_text(text: str | None) -> str:
+    """Key levels as given (separated by commas or `|`; `N/A` or `any`: any level) in their
+    stored form: comma-separated, each once, '' for any level."""
+    if text is None or text.strip().lower() in ANY_LEVEL:
+        return ""
+    levels: list[str] = []
+    for part in text.replace("|", ",").split(","):
+        level = part.strip()
+        if not level or level in levels:
+            continue
+        if len(level) > MAX_LEVEL_LENGTH or any(ord(ch) < 32 or ord(ch) == 127 for ch in level):
+            raise Invalid(
+                f"Each key level is at most {MAX_LEVEL_LENGTH} characters, without control characters.",
+                "invalid_levels",
+            )
+        levels.append(level)
+    if len(levels) > MAX_LEVELS:
+        raise Invalid(f"At most {MAX_LEVELS} key levels can be listed.", "invalid_levels")
+    return ",".join(levels)
+
+
+def manager_permissions(text: str | None) -> int:
+    """A manager's areas: `all` (or nothing given) means every area a manager can hold."""
+    if text is None or text.strip().lower() == "all":
+        return MANAGER_AREAS
+    granted = perms.parse(text)
+    if granted & OWNER_ONLY:
+        raise Invalid(
+            "A manager cannot be given the 'team' or 'sellerkeys' areas; only the owner manages those.",
+            "invalid_permissions",
+        )
+    return granted
+
+
+def check_email(email: str) -> str:
+    # Imported here: domain.users imports this module to charge resellers' balances.
+    from licensegate.domain.users import check_email as check
+
+    return check(email)
+
+
+# --- changing the team ----------------------------------------------------------------------------
+
+
+def key_areas(role: str) -> int:
+    """The areas stored on a team member's seller key: everything its role can hold, so that
+    what the member may do follows its team row (a manager's areas can change later)."""
+    return MANAGER_AREAS if role == MANAGER else RESELLER_AREAS
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedAccount:
+    account_id: int
+    username: str
+    role: str
+    sellerkey: str
+    key_levels: tuple[str, ...]
+    permissions: int
+
+
+async def create_account(
+    db: Database,
+    passwords: Passwords,
+    *,
+    app_id: int,
+    owner_account_id: int,
+    role: str,
+    username: str,
+    password: str,
+    email: str | None,
+    key_levels: str | None,
+    permissions: str | None,
+    now: int,
+) -> CreatedAccount:
+    """Create a reseller or manager of this application, with one seller key acting as it
+    (returned once). A reseller starts with an empty balance."""
+    role = parse_role(role)
+    username = check_name(username, "username")
+    if email is not None:
+        check_email(email)
+    levels = levels_text(key_levels) if role == RESELLER else ""
+    granted = manager_permissions(permissions) if role == MANAGER else RESELLER_AREAS
+    # Hashing is slow on purpose: do it before the transaction opens.
+    password_hash = await passwords.hash(password)
+    async with db.transaction() as tx:
+        account_id = await store.insert_account(
+            tx,
+            username=username,
+            email=email,
+            password_hash=password_hash,
+            role=role,
+            parent_id=owner_account_id,
+            now=now,
+        )
+        if account_id is None:
+            raise Conflict(f"The username '{username}' is already taken.", "account_exists")
+        await store.insert_member(
+            tx, account_id=account_id, app_id=app_id, permissions=granted, key_levels=levels
+        )
+        sellerkey = await issue_key(
+            tx, app_id=app_id, name=username, permissions=key_areas(role), now=now, account_id=account_id
+        )
+    return CreatedAccount(account_id, username, role, sellerkey, parse_levels(levels), granted)
+
+
+async def delete_account(db: Database, app_id: int, username: str) -> Row:
+    """Delete a reseller or manager of this application with its seller keys; what it created
+    stays. Returns the account as it was."""
+    row = await get_member(db, app_id, username)
+    async with db.transaction() as tx:
+        deleted = await store.delete_account(tx, app_id, row["account_id"])
+    if not deleted:
+        raise NotFound(
+            f"No team account named '{username}' belongs to this application.", "account_not_found"
+        )
+    return row
+
+
+async def add_key(db: Database, app_id: int, username: str, name: str | None, now: int) -> tuple[Row, str]:
+    """Issue another seller key acting as this team account (returned once)."""
+    async with db.transaction() as tx:
+        row = await get_member(tx, app_id, username)
+        # Holding the team row keeps a concurrent deleteAccount from removing it under the insert.
+        if not await store.hold(tx, row["account_id"]):
+            raise NotFound(
+                f"No team account named '{username}' belongs to this application.", "account_not_found"
+            )
+        key = await issue_key(
+            tx,
+            app_id=app_id,
+            name=name or username,
+            permissions=key_areas(row["role"]),
+            now=now,
+            account_id=row["account_id"],
+        )
+    return row, key
+
+
+async def add_balance(db: Executor, app_id: int, username: str, deltas: Mapping[str, int]) -> dict[str, int]:
+    """Add the amounts to the reseller's buckets (negative amounts take away), all at once or not
+    at all. Refused (409) when a bucket would fall below zero or exceed MAX_BALANCE. Returns the
+    new balance."""
+    if not deltas:
+        raise Invalid(
+            "Give at least one amount: day, week, month, threemonth, sixmonth, year or lifetime.",
+            "missing_parameter",
+        )
+    row = await get_member(db, app_id, username, RESELLER)
+    for _attempt in range(3):
+        changed = await store.add_balance(db, row["account_id"], deltas, MAX_BALANCE)
+        if changed is not None:
+            return balance(changed)
+        current = await store.find_member_by_id(db, row["account_id"])
+        if current is None:
+            raise NotFound(
+                f"No reseller named '{username}' belongs to this application.", "reseller_not_found"
+            )
+        now_held = balance(current)
+        short = [b for b in BUCKETS if now_held[b] + deltas.get(b, 0) < 0]
+        if short:
+            raise Conflict(
+                "Insufficient balance: this would leave "
+                + ", ".join(f"'{b}' at {now_held[b] + deltas.get(b, 0)}" for b in short)
+                + "; nothing was changed.",
+                "insufficient_balance",
+            )
+        if any(now_held[b] + deltas.get(b, 0) > MAX_BALANCE for b in BUCKETS):
+            raise Conflict(
+                f"A balance bucket cannot exceed {MAX_BALANCE}; nothing was changed.", "balance_too_large"
+            )
+        # Otherwise another change landed between the two statements: try again.
+    raise Conflict("The balance kept changing; try again.", "balance_busy")
+
+
+async def edit_account(
+    db: Database,
+    passwords: Passwords,
+    app_id: int,
+    username: str,
+    role: str,
+    *,
+    password: str | None = None,
+    email: str | None = None,
+    disabled: bool | None = None,
+    key_levels: str | None = None,
+    permissions: str | None = None,
+) -> tuple[Row, Row]:
+    """Change a reseller's (levels) or manager's (permissions) settings and the account's
+    password, email or disabled flag. Returns the team row before and after."""
+    if email is not None:
+        check_email(email)
+    levels = levels_text(key_levels) if key_levels is not None and role == RESELLER else None
+    granted = manager_permissions(permissions) if permissions is not None and role == MANAGER else None
+    if password is None and email is None and disabled is None and levels is None and granted is None:
+        raise Invalid("Nothing to change: give at least one setting.", "missing_parameter")
+    before = await get_member(db, app_id, username, role)
+    password_hash = await passwords.hash(password) if password is not None else None
+    async with db.transaction() as tx:
+        # The team row first, as every other team write does (see `hold`).
+        if not await store.hold(tx, before["account_id"]):
+            raise NotFound(f"No {role} named '{username}' belongs to this application.", f"{role}_not_found")
+        await store.update_account(
+            tx, before["account_id"], email=email, password_hash=password_hash, disabled=disabled
+        )
+        await store.update_member(tx, before["account_id"], key_levels=levels, permissions=granted)
+        after = await store.find_member_by_id(tx, before["account_id"])
+    assert after is not None
+    return before, after
