@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from licensegate.store.database import Executor, Row
 
 
@@ -36,3 +38,120 @@ async def lock(db: Executor, app_id: int) -> None:
     key free and then collide on a unique index, or deadlock inserting what the other will try.
     """
     await db.execute("UPDATE apps SET updated_at = updated_at WHERE id = ?", app_id)
+
+
+# The settings columns an owner may change (the only column names `update_settings` writes).
+SETTING_COLUMNS = frozenset(
+    {
+        "version",
+        "download_link",
+        "enabled",
+        "hwid_lock",
+        "force_hwid",
+        "min_hwid_length",
+        "max_hwids",
+        "hwid_reset_cooldown",
+        "session_seconds",
+        "min_username_length",
+        "hash_check",
+        "seller_log",
+        "log_webhook_url",
+        "tamper_action",
+        "client_rate_limit",
+        "client_rate_window",
+        "auth_rate_limit",
+        "auth_rate_window",
+        "chat_history",
+    }
+)
+
+
+async def update_settings(db: Executor, app_id: int, changes: Mapping[str, object], now: int) -> int:
+    """Write the given settings columns (names from SETTING_COLUMNS only; values are bound)."""
+    unknown = set(changes) - SETTING_COLUMNS
+    if unknown:
+        raise ValueError(f"not settings columns: {sorted(unknown)}")
+    columns = sorted(changes)
+    assignments = "".join(f"{column} = ?, " for column in columns)
+    return await db.execute(
+        f"UPDATE apps SET {assignments}updated_at = ? WHERE id = ?",
+        *(changes[column] for column in columns),
+        now,
+        app_id,
+    )
+
+
+async def pause(db: Executor, app_id: int, now: int) -> int:
+    """Mark the application paused; 0 when it already was."""
+    return await db.execute(
+        "UPDATE apps SET paused_at = ?, updated_at = ? WHERE id = ? AND paused_at IS NULL", now, now, app_id
+    )
+
+
+# Where a grant's clock stopped on its own while the application was paused: at its user pause
+# (which can only begin while its subscription runs, so it is the earlier), else at its
+# subscription's pause, else it ran until now. Bind: now.
+_OWN_FREEZE = (
+    "COALESCE(paused_at, (SELECT s.paused_at FROM subscriptions s "
+    "WHERE s.id = user_subscriptions.subscription_id), ?)"
+)
+
+
+async def unpause(db: Executor, app_id: int, paused_at: int, now: int) -> int:
+    """Give back the time the application's pause froze, then clear the pause.
+
+    Every grant of the application that was running when the pause began (expires_at >
+    paused_at) moves forward by the part of the pause during which nothing else froze it: the
+    whole pause for a grant that is neither paused itself nor of a paused subscription, and
+    only the stretch up to that other pause otherwise (that pause's own unpause gives back the
+    rest, so no second is given back twice). Run inside a transaction.
+    """
+    await db.execute(
+        f"UPDATE user_subscriptions SET expires_at = expires_at + ({_OWN_FREEZE} - ?) "
+        "WHERE user_id IN (SELECT id FROM users WHERE app_id = ?) "
+        f"AND expires_at > ? AND {_OWN_FREEZE} > ?",
+        now,
+        paused_at,
+        app_id,
+        paused_at,
+        now,
+        paused_at,
+    )
+    return await db.execute(
+        "UPDATE apps SET paused_at = NULL, updated_at = ? WHERE id = ? AND paused_at = ?",
+        now,
+        app_id,
+        paused_at,
+    )
+
+
+async def stats(db: Executor, app_id: int, now: int) -> Row:
+    """Counts of what the application holds, in one round trip."""
+    row = await db.fetch_one(
+        "SELECT "
+        "(SELECT COUNT(*) FROM users WHERE app_id = ?) AS users, "
+        "(SELECT COUNT(*) FROM license_keys WHERE app_id = ? AND status = 'unused' "
+        "AND banned_reason IS NULL) AS keys_unused, "
+        "(SELECT COUNT(*) FROM license_keys WHERE app_id = ? AND status = 'used' "
+        "AND banned_reason IS NULL) AS keys_used, "
+        "(SELECT COUNT(*) FROM license_keys WHERE app_id = ? AND banned_reason IS NOT NULL) AS keys_banned, "
+        "(SELECT COUNT(*) FROM license_keys WHERE app_id = ?) AS keys_total, "
+        "(SELECT COUNT(*) FROM sessions WHERE app_id = ? AND expires_at > ?) AS sessions_active, "
+        "(SELECT COUNT(*) FROM sessions WHERE app_id = ? AND expires_at > ? AND validated = 1) "
+        "AS sessions_online, "
+        "(SELECT COUNT(*) FROM subscriptions WHERE app_id = ?) AS subscriptions, "
+        "(SELECT COUNT(*) FROM global_vars WHERE app_id = ?) AS globalvars, "
+        "(SELECT COUNT(*) FROM files WHERE app_id = ?) AS files, "
+        "(SELECT COUNT(*) FROM webhooks WHERE app_id = ?) AS webhooks, "
+        "(SELECT COUNT(*) FROM team_members t JOIN accounts a ON a.id = t.account_id "
+        "WHERE t.app_id = ? AND a.role = 'reseller') AS resellers, "
+        "(SELECT COUNT(*) FROM team_members t JOIN accounts a ON a.id = t.account_id "
+        "WHERE t.app_id = ? AND a.role = 'manager') AS managers",
+        *([app_id] * 6),
+        now,
+        app_id,
+        now,
+        *([app_id] * 6),
+    )
+    assert row is not None
+    return row

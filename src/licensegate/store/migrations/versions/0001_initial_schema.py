@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 03:41:01.308434
+Create Date: 2026-11-22 03:48:57.061806
 """
 
 from __future__ import annotations
@@ -280,6 +280,7 @@ def upgrade() -> None:
         sa.Column("ip", sa.Text(), nullable=True),
         sa.Column("operation", sa.Text(), nullable=False),
         sa.Column("params", sa.Text(), nullable=False),
+        sa.Column("status", sa.Integer(), nullable=False),
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.ForeignKeyConstraint(
             ["app_id"], ["apps.id"], name=op.f("fk_seller_log_app_id_apps"), ondelete="CASCADE"

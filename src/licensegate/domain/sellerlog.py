@@ -1,0 +1,103 @@
+"""The seller log: when an application turns it on, every seller API call of that application
+(successful or refused, once the caller is known) is kept with its time, client IP, operation,
+parameters and answer status. Secrets never enter it; `redact` decides what is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import orjson
+
+from licensegate.store import seller_log as store
+from licensegate.store.database import Executor
+
+REDACTED = "[redacted]"
+MAX_LOGGED_VALUE = 256  # longer values are cut, so one call cannot bloat the log
+# Parameters whose names contain one of these carry credentials (passwords, keys, tokens, URLs
+# that embed tokens): their values are never kept.
+SECRET_NAME_PARTS = ("pass", "secret", "key", "url", "webhook", "token", "otp")
+DROPPED = frozenset({"sellerkey", "type"})  # the credential itself, and the operation (kept apart)
+LICENSE_KEY_SHOWN = 4  # a license key is a bearer secret of an end user: keep only its start
+
+
+def _is_secret_name(name: str) -> bool:
+    lowered = name.lower()
+    return any(part in lowered for part in SECRET_NAME_PARTS)
+
+
+def redact(
+    params: Mapping[str, Any],
+    secret_names: Collection[str] = (),
+    *,
+    max_value: int = MAX_LOGGED_VALUE,
+) -> dict[str, Any]:
+    """The parameters of a call as logs may keep them.
+
+    Dropped: the seller key and `type`. Replaced by `[redacted]`: parameters declared secret
+    (`secret_names`, aliases included), any parameter whose name suggests a credential, and any
+    value that is a URL (URLs often embed tokens). The license key parameter `key` keeps its
+    first four characters, enough to tell keys apart. Absent (None) values are left out and
+    long text is cut.
+    """
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        if value is None or name.lower() in DROPPED:
+            continue
+        if isinstance(value, str):
+            if name == "key" and name not in secret_names:
+                out[name] = value[:LICENSE_KEY_SHOWN] + "…" if value else value
+                continue
+            if name in secret_names or _is_secret_name(name) or "://" in value:
+                out[name] = REDACTED
+                continue
+            out[name] = value if len(value) <= max_value else value[:max_value] + "…"
+        elif name in secret_names or _is_secret_name(name):
+            out[name] = REDACTED
+        else:
+            out[name] = value
+    return out
+
+
+async def record(
+    db: Executor,
+    *,
+    app_id: int,
+    ip: str | None,
+    operation: str,
+    params: Mapping[str, Any],
+    status: int,
+    now: int,
+) -> None:
+    """Append one call; `params` must already be redacted."""
+    await store.insert(
+        db,
+        app_id=app_id,
+        ip=ip,
+        operation=operation,
+        params=orjson.dumps(dict(params), default=str).decode(),
+        status=status,
+        now=now,
+    )
+
+
+async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Newest first, with the number of entries in all."""
+    rows = await store.page(db, app_id, limit, offset)
+    logs = [
+        {
+            "id": str(row["id"]),
+            "ip": row["ip"],
+            "operation": row["operation"],
+            "params": orjson.loads(row["params"]),
+            "status": row["status"],
+            "created": row["created_at"],
+        }
+        for row in rows
+    ]
+    return logs, await store.count(db, app_id)
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await store.delete_all(db, app_id)

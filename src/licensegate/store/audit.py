@@ -1,0 +1,87 @@
+"""SQL for the audit log: append-only entries chained by hash per application.
+
+There is deliberately no UPDATE or DELETE here: no operation edits or removes an entry.
+"""
+
+from __future__ import annotations
+
+from licensegate.store.database import Executor, Row
+
+COLUMNS = (
+    "id, app_id, account_id, actor, action, target, before, after, ip, created_at, prev_hash, entry_hash"
+)
+
+
+async def last_hash(db: Executor, app_id: int) -> str | None:
+    """The hash of the application's newest entry (None before the first)."""
+    value: str | None = await db.fetch_value(
+        "SELECT entry_hash FROM audit_log WHERE app_id = ? ORDER BY id DESC LIMIT 1", app_id
+    )
+    return value
+
+
+async def insert(
+    db: Executor,
+    *,
+    app_id: int,
+    account_id: int | None,
+    actor: str,
+    action: str,
+    target: str | None,
+    before: str | None,
+    after: str | None,
+    ip: str | None,
+    created_at: int,
+    prev_hash: str,
+    entry_hash: str,
+) -> int:
+    entry_id: int = await db.fetch_value(
+        "INSERT INTO audit_log (app_id, account_id, actor, action, target, before, after, ip, "
+        "created_at, prev_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        app_id,
+        account_id,
+        actor,
+        action,
+        target,
+        before,
+        after,
+        ip,
+        created_at,
+        prev_hash,
+        entry_hash,
+    )
+    return entry_id
+
+
+def _filter(action: str | None) -> tuple[str, list[object]]:
+    return (" AND action = ?", [action]) if action is not None else ("", [])
+
+
+async def page(db: Executor, app_id: int, action: str | None, limit: int, offset: int) -> list[Row]:
+    """Newest first."""
+    where, args = _filter(action)
+    return await db.fetch_all(
+        f"SELECT {COLUMNS} FROM audit_log WHERE app_id = ?{where} ORDER BY id DESC LIMIT ? OFFSET ?",
+        app_id,
+        *args,
+        limit,
+        offset,
+    )
+
+
+async def count(db: Executor, app_id: int, action: str | None = None) -> int:
+    where, args = _filter(action)
+    total: int = await db.fetch_value(
+        f"SELECT COUNT(*) FROM audit_log WHERE app_id = ?{where}", app_id, *args
+    )
+    return total
+
+
+async def chain_after(db: Executor, app_id: int, after_id: int, limit: int) -> list[Row]:
+    """The next `limit` entries after `after_id`, oldest first (for walking the chain)."""
+    return await db.fetch_all(
+        f"SELECT {COLUMNS} FROM audit_log WHERE app_id = ? AND id > ? ORDER BY id LIMIT ?",
+        app_id,
+        after_id,
+        limit,
+    )

@@ -1,0 +1,40 @@
+"""SQL for the seller log: one row per seller API call of an application that turned it on."""
+
+from __future__ import annotations
+
+from licensegate.store.database import Executor, Row
+
+
+async def insert(
+    db: Executor, *, app_id: int, ip: str | None, operation: str, params: str, status: int, now: int
+) -> None:
+    await db.execute(
+        "INSERT INTO seller_log (app_id, ip, operation, params, status, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        app_id,
+        ip,
+        operation,
+        params,
+        status,
+        now,
+    )
+
+
+async def page(db: Executor, app_id: int, limit: int, offset: int) -> list[Row]:
+    """Newest first."""
+    return await db.fetch_all(
+        "SELECT id, ip, operation, params, status, created_at FROM seller_log WHERE app_id = ? "
+        "ORDER BY id DESC LIMIT ? OFFSET ?",
+        app_id,
+        limit,
+        offset,
+    )
+
+
+async def count(db: Executor, app_id: int) -> int:
+    total: int = await db.fetch_value("SELECT COUNT(*) FROM seller_log WHERE app_id = ?", app_id)
+    return total
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await db.execute("DELETE FROM seller_log WHERE app_id = ?", app_id)
