@@ -18,7 +18,7 @@ from licensegate.api.protocol import failure_body, json_response
 from licensegate.config import Settings
 from licensegate.domain import passwordreset
 from licensegate.services import Services
-from licensegate.store import client_sessions
+from licensegate.store import sessions as session_store
 from licensegate.web.reset import reset_page
 
 log = logging.getLogger("licensegate")
@@ -32,7 +32,7 @@ async def purge_expired_sessions(services: Services) -> None:
         await asyncio.sleep(PURGE_INTERVAL)
         try:
             for _batch in range(PURGE_BATCHES):
-                if not await client_sessions.purge_expired(services.db, services.clock.now()):
+                if not await session_store.purge_expired(services.db, services.clock.now()):
                     break
         except Exception:
             log.exception("purging expired sessions failed; will try again")

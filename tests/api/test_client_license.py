@@ -280,3 +280,15 @@ async def test_a_license_user_cannot_log_in_with_a_password(app: Client, seller:
     key = await new_key(seller)
     await app.ok("license", key=key, hwid=HWID)
     await app.fails("login", 403, "invalid_credentials", username=key, **{"pass": key}, hwid=HWID)
+
+
+async def test_a_user_made_from_a_resellers_key_belongs_to_that_reseller(app: Client, seller: Seller) -> None:
+    reseller_key = (await seller.ok("addAccount", role="Reseller", user="rita", **{"pass": "pw"}))[
+        "sellerkey"
+    ]
+    await seller.ok("setbalance", username="rita", month=1)
+    made = await seller.call("add", sellerkey=reseller_key, expiry=30)
+    key = made.json()["key"]
+    await app.ok("license", key=key, hwid=HWID)
+    users = (await seller.call("fetchallusers", sellerkey=reseller_key)).json()
+    assert [u["username"] for u in users["users"]] == [key]

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from licensegate import ids
 from licensegate.domain.clientapp import ClientApp
 from licensegate.domain.errors import Forbidden
-from licensegate.store import client_sessions as store
-from licensegate.store import tamper_logs
+from licensegate.store import app_hashes, tamper_logs
+from licensegate.store import sessions as store
 from licensegate.store.database import Executor
 
 Message = Callable[..., str]
@@ -36,7 +36,7 @@ async def start(
         raise Forbidden(msg("pausedApp"), "app_paused")
     if version is not None and version != app.version:
         raise Forbidden(VERSION_MISMATCH, "version_mismatch", {"download": app.download_link or ""})
-    if app.hash_check and (program_hash is None or not await store.hash_allowed(db, app.id, program_hash)):
+    if app.hash_check and (program_hash is None or not await app_hashes.contains(db, app.id, program_hash)):
         await tamper_logs.insert(
             db,
             app.id,
@@ -50,7 +50,7 @@ async def start(
         )
         raise Forbidden(msg("hashcheckfail"), "hash_mismatch")
     session_id = ids.session_id()
-    await store.insert(
+    await store.start(
         db, session_id=session_id, app_id=app.id, ip=ip, now=now, expires_at=now + app.session_seconds
     )
     return session_id
@@ -69,4 +69,4 @@ async def online(db: Executor, app: ClientApp, now: int) -> list[dict[str, str]]
 
 
 async def end(db: Executor, session_id: str) -> None:
-    await store.delete(db, session_id)
+    await store.end(db, session_id)

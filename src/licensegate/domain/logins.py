@@ -20,9 +20,9 @@ from licensegate.domain.clientapp import ClientApp
 from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
-from licensegate.store import client_sessions as session_store
 from licensegate.store import licenses as license_store
 from licensegate.store import logins as store
+from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
@@ -258,6 +258,8 @@ async def _redeem_into_new_user(
                 hwid_lock=True,
                 created_by=created_by,
                 now=now,
+                # A reseller's key makes a user of that reseller, so it can see and manage them.
+                owner_account_id=key_row["generated_by_account_id"],
             )
             if user_id is None:
                 if created_by == LICENSE_USER:

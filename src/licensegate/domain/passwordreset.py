@@ -13,8 +13,8 @@ from licensegate.domain.clientapp import ClientApp
 from licensegate.domain.errors import Forbidden, Invalid
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
-from licensegate.store import client_sessions as session_store
 from licensegate.store import password_resets as store
+from licensegate.store import sessions as session_store
 from licensegate.store.database import Database
 
 LINK_SECONDS = 3600
@@ -65,6 +65,6 @@ async def complete(db: Database, passwords: Passwords, *, token: str, password: 
             raise Forbidden("This link has expired or was already used.", "invalid_reset_token")
         await store.set_password(tx, row["user_id"], password_hash)
         await store.spend_all_for_user(tx, row["user_id"], now)
-        await session_store.delete_for_user(tx, row["user_id"])
+        await session_store.end_for_user(tx, row["user_id"])
     username: str = row["username"]
     return username

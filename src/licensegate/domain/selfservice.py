@@ -11,8 +11,8 @@ from licensegate.domain.errors import Conflict, Forbidden
 from licensegate.domain.logins import check_new_username
 from licensegate.store import apps as app_store
 from licensegate.store import blacklist as blacklist_store
-from licensegate.store import client_sessions as session_store
 from licensegate.store import logins as login_store
+from licensegate.store import sessions as session_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database
 
@@ -32,7 +32,7 @@ async def change_username(db: Database, app: ClientApp, user_id: int, new_name: 
         if taken is not None and taken["user_id"] != user_id:
             raise Conflict(msg("usernametaken"), "username_taken")
         await user_store.rename(tx, app.id, user_id, user["username"], new_name)
-        await session_store.delete_for_user(tx, user_id)
+        await session_store.end_for_user(tx, user_id)
 
 
 async def ban_self(
@@ -46,4 +46,4 @@ async def ban_self(
         if hwid:
             await blacklist_store.add(tx, app.id, "hwid", hwid, reason, now)
         await blacklist_store.add(tx, app.id, "ip", ip, reason, now)
-        await session_store.delete_for_user(tx, user_id)
+        await session_store.end_for_user(tx, user_id)

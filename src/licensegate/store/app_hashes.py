@@ -32,3 +32,9 @@ async def delete(db: Executor, app_id: int, hash_: str) -> int:
 
 async def delete_all(db: Executor, app_id: int) -> int:
     return await db.execute("DELETE FROM app_hashes WHERE app_id = ?", app_id)
+
+
+async def contains(db: Executor, app_id: int, hash_: str) -> bool:
+    """Whether the program hash is one of the application's allowed hashes (init's check)."""
+    found = await db.fetch_value("SELECT 1 FROM app_hashes WHERE app_id = ? AND hash = ?", app_id, hash_)
+    return found is not None

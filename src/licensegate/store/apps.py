@@ -155,3 +155,20 @@ async def stats(db: Executor, app_id: int, now: int) -> Row:
     )
     assert row is not None
     return row
+
+
+# Everything a client call may decide on about its application.
+CLIENT_COLUMNS = (
+    "a.id AS app_id, a.ownerid, a.name AS app_name, a.version, a.download_link, a.enabled, "
+    "a.paused_at AS app_paused_at, a.hwid_lock, a.force_hwid, a.min_hwid_length, a.max_hwids, "
+    "a.session_seconds, a.min_username_length, a.hash_check, a.tamper_action, "
+    "a.client_rate_limit, a.client_rate_window, a.auth_rate_limit, a.auth_rate_window, "
+    "a.chat_history, a.log_webhook_url, o.username AS owner"
+)
+CLIENT_FROM = "FROM apps a JOIN accounts o ON o.id = a.account_id"
+
+
+async def find_for_client(db: Executor, ownerid: str, name: str) -> Row | None:
+    return await db.fetch_one(
+        f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.ownerid = ? AND a.name = ?", ownerid, name
+    )

@@ -22,6 +22,7 @@ async def key_with_user(db: Executor, app_id: int, key: str) -> Row | None:
     """The license key and, if it was redeemed, the user it made (NULLs otherwise)."""
     return await db.fetch_one(
         "SELECT k.id, k.key, k.level, k.duration, k.status, k.banned_reason, k.used_by_user_id, "
+        "k.generated_by_account_id, "
         f"{_USER_COLUMNS} FROM license_keys k LEFT JOIN users u ON u.id = k.used_by_user_id "
         "WHERE k.app_id = ? AND k.key = ?",
         app_id,

@@ -216,6 +216,7 @@ users = sa.Table(
     _time("otp_pending_expires"),
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "email_lower"),
+    sa.Index(None, "app_id", "owner_account_id"),
 )
 
 license_keys = sa.Table(
@@ -237,6 +238,7 @@ license_keys = sa.Table(
     _text("used_by"),
     sa.UniqueConstraint("app_id", "key"),
     sa.Index(None, "app_id", "status"),
+    sa.Index(None, "app_id", "generated_by_account_id"),
     sa.Index(None, "used_by_user_id"),
 )
 
@@ -395,6 +397,7 @@ files = sa.Table(
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("app_id", "file_id"),
+    sa.Index(None, "storage_key"),
 )
 
 webhooks = sa.Table(

@@ -1,8 +1,12 @@
-"""SQL for the seller's view of client sessions: listing, counting and ending them. (The client
-API creates and validates sessions through `store.client_sessions`.)"""
+"""SQL for client sessions: the client API opens, finds, validates and ends them (on every
+client call, so each statement is one index lookup; the session lookup brings the application's
+settings along in the same round trip), and the seller lists, counts and ends them."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from licensegate.store import apps
 from licensegate.store.database import Executor, Row
 
 _LIVE = "app_id = ? AND expires_at > ?"
@@ -66,3 +70,85 @@ async def delete_all(db: Executor, app_id: int) -> int:
 
 async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:
     return await db.execute("DELETE FROM sessions WHERE app_id = ? AND ip = ?", app_id, ip)
+
+
+# --- the client API's side: opening, finding, validating and ending sessions ------------------
+
+SESSION_COLUMNS = (
+    "s.id AS session_id, s.user_id, s.credential, s.validated, s.created_at AS session_created_at, "
+    "s.expires_at AS session_expires_at"
+)
+
+
+async def find_with_app(db: Executor, session_id: str) -> Row | None:
+    """The session and its application's settings, in one round trip."""
+    return await db.fetch_one(
+        f"SELECT {SESSION_COLUMNS}, {apps.CLIENT_COLUMNS} FROM sessions s JOIN apps a ON a.id = s.app_id "
+        "JOIN accounts o ON o.id = a.account_id WHERE s.id = ?",
+        session_id,
+    )
+
+
+async def start(db: Executor, *, session_id: str, app_id: int, ip: str, now: int, expires_at: int) -> None:
+    await db.execute(
+        "INSERT INTO sessions (id, app_id, ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+        session_id,
+        app_id,
+        ip,
+        now,
+        expires_at,
+    )
+
+
+async def validate(
+    db: Executor,
+    session_id: str,
+    *,
+    user_id: int,
+    credential: str,
+    hwid: str | None,
+    client: dict[str, Any],
+) -> int:
+    """Mark the session logged in as this user, with what the client told about itself."""
+    return await db.execute(
+        "UPDATE sessions SET validated = 1, user_id = ?, credential = ?, hwid = ?, os = ?, "
+        "architecture = ?, device = ?, cpu_cores = ?, ram = ?, client_version = ? WHERE id = ?",
+        user_id,
+        credential,
+        hwid,
+        client.get("os"),
+        client.get("architecture"),
+        client.get("device"),
+        client.get("cpu_cores"),
+        client.get("ram"),
+        client.get("version"),
+        session_id,
+    )
+
+
+async def end(db: Executor, session_id: str) -> int:
+    return await db.execute("DELETE FROM sessions WHERE id = ?", session_id)
+
+
+async def end_for_user(db: Executor, user_id: int) -> int:
+    return await db.execute("DELETE FROM sessions WHERE user_id = ?", user_id)
+
+
+async def purge_expired(db: Executor, now: int, batch: int = 1000) -> int:
+    """Delete up to `batch` expired sessions; small batches keep each write short."""
+    return await db.execute(
+        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? LIMIT ?)",
+        now,
+        batch,
+    )
+
+
+async def online_credentials(db: Executor, app_id: int, now: int, limit: int) -> list[str]:
+    rows = await db.fetch_all(
+        "SELECT DISTINCT credential FROM sessions WHERE app_id = ? AND validated = 1 AND expires_at > ? "
+        "AND credential IS NOT NULL ORDER BY credential LIMIT ?",
+        app_id,
+        now,
+        limit,
+    )
+    return [row["credential"] for row in rows]

@@ -26,7 +26,8 @@ from licensegate.api.protocol import (
 from licensegate.domain.clientapp import ClientApp, Messages
 from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthorized
 from licensegate.services import Services
-from licensegate.store import client_sessions as store
+from licensegate.store import apps as app_store
+from licensegate.store import sessions as session_store
 from licensegate.store.database import Row
 
 MAX_ECHOED_OWNERID = 64
@@ -35,7 +36,7 @@ MAX_ECHOED_OWNERID = 64
 async def _app_by_name(services: Services, ownerid: str, name: str | None) -> ClientApp:
     if not name:
         raise Unauthorized("No application name specified.", "missing_name")
-    row = await store.find_app(services.db, ownerid, name)
+    row = await app_store.find_for_client(services.db, ownerid, name)
     if row is None:
         raise Unauthorized("No application with this ownerid and name exists.", "unknown_application")
     return ClientApp.from_row(row)
@@ -58,7 +59,7 @@ async def identify(
     session_id = raw.get("sessionid", "").strip()
     if not session_id:
         raise Unauthorized("No session id specified; call init first.", "missing_session")
-    row: Row | None = await store.find_with_app(services.db, session_id[:128])
+    row: Row | None = await session_store.find_with_app(services.db, session_id[:128])
     if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
         if name is not None:
             await _app_by_name(services, ownerid, name)  # an unknown application is 401

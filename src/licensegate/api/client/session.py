@@ -8,7 +8,7 @@ from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import Param
 from licensegate.domain import clientsessions
 from licensegate.domain.errors import Forbidden
-from licensegate.store import client_sessions as session_store
+from licensegate.store import apps as app_store
 
 NOT_COUNTED = "N/A - Use fetchStats()"
 
@@ -106,8 +106,10 @@ async def fetch_online(call: ClientCall) -> dict[str, Any]:
 )
 async def fetch_stats(call: ClientCall) -> dict[str, Any]:
     """The application's users, users online and license keys."""
-    counts = await session_store.app_counts(call.db, call.app.id, call.now())
+    counts = await app_store.stats(call.db, call.app.id, call.now())
     return {
         "message": "Successfully fetched stats",
-        "appinfo": _appinfo(call, str(counts["users"]), str(counts["online"]), str(counts["keys"])),
+        "appinfo": _appinfo(
+            call, str(counts["users"]), str(counts["sessions_online"]), str(counts["keys_total"])
+        ),
     }

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 03:48:57.061806
+Create Date: 2026-11-22 04:16:55.889610
 """
 
 from __future__ import annotations
@@ -215,6 +215,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_files")),
         sa.UniqueConstraint("app_id", "file_id", name=op.f("uq_files_app_id_file_id")),
     )
+    with op.batch_alter_table("files", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_files_storage_key"), ["storage_key"], unique=False)
+
     op.create_table(
         "global_vars",
         sa.Column(
@@ -397,6 +400,9 @@ def upgrade() -> None:
         batch_op.create_index(
             batch_op.f("ix_users_app_id_email_lower"), ["app_id", "email_lower"], unique=False
         )
+        batch_op.create_index(
+            batch_op.f("ix_users_app_id_owner_account_id"), ["app_id", "owner_account_id"], unique=False
+        )
 
     op.create_table(
         "webhooks",
@@ -507,6 +513,11 @@ def upgrade() -> None:
         sa.UniqueConstraint("app_id", "key", name=op.f("uq_license_keys_app_id_key")),
     )
     with op.batch_alter_table("license_keys", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_license_keys_app_id_generated_by_account_id"),
+            ["app_id", "generated_by_account_id"],
+            unique=False,
+        )
         batch_op.create_index(batch_op.f("ix_license_keys_app_id_status"), ["app_id", "status"], unique=False)
         batch_op.create_index(
             batch_op.f("ix_license_keys_used_by_user_id"), ["used_by_user_id"], unique=False
@@ -691,6 +702,7 @@ def downgrade() -> None:
     with op.batch_alter_table("license_keys", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_license_keys_used_by_user_id"))
         batch_op.drop_index(batch_op.f("ix_license_keys_app_id_status"))
+        batch_op.drop_index(batch_op.f("ix_license_keys_app_id_generated_by_account_id"))
 
     op.drop_table("license_keys")
     op.drop_table("chat_mutes")
@@ -701,6 +713,7 @@ def downgrade() -> None:
     op.drop_table("whitelist")
     op.drop_table("webhooks")
     with op.batch_alter_table("users", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_users_app_id_owner_account_id"))
         batch_op.drop_index(batch_op.f("ix_users_app_id_email_lower"))
 
     op.drop_table("users")
@@ -723,6 +736,9 @@ def downgrade() -> None:
     op.drop_table("seller_keys")
     op.drop_table("loader_buttons")
     op.drop_table("global_vars")
+    with op.batch_alter_table("files", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_files_storage_key"))
+
     op.drop_table("files")
     with op.batch_alter_table("client_logs", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_client_logs_app_id_ip"))
