@@ -51,18 +51,17 @@ async def test_only_successful_changes_are_recorded_in_order(
     assert body["count"] == 3
     assert [e["action"] for e in body["logs"]] == ["addhash", "pausesub", "addsub"]  # newest first
     addhash, pausesub, addsub = body["logs"]
-    # A handler that described nothing: the parameters it was given are the `after`.
     assert addsub == {
         "id": addsub["id"],
         "actor": owner_actor(seller),
         "action": "addsub",
-        "target": None,
+        "target": "subscription:gold",
         "before": None,
         "after": {"name": "gold", "level": "2"},
         "ip": CLIENT_IP,
         "created": clock.now() - 10,
     }
-    assert pausesub["after"] == {"subscription": "gold"}
+    assert (pausesub["before"], pausesub["after"]) == ({"paused": 0}, {"paused": 1})
     assert pausesub["created"] == clock.now()
     # A handler that described its change.
     assert (addhash["target"], addhash["before"], addhash["after"]) == (
@@ -73,6 +72,17 @@ async def test_only_successful_changes_are_recorded_in_order(
     owner_id = await services.db.fetch_value("SELECT account_id FROM apps WHERE id = ?", seller.app_id)
     rows = await raw_entries(services, seller.app_id)
     assert {row["account_id"] for row in rows} == {owner_id}
+
+
+async def test_a_handler_that_describes_nothing_records_its_parameters(seller: Seller) -> None:
+    await seller.ok("adduser", user="noel", sub="default", expiry=1)
+    await seller.ok("setcooldown", user="noel", cooldown=60)
+    entry = (await seller.ok("fetchauditlogs", action="setcooldown"))["logs"][0]
+    assert (entry["target"], entry["before"], entry["after"]) == (
+        None,
+        None,
+        {"user": "noel", "cooldown": 60},
+    )
 
 
 async def test_updatesettings_records_before_and_after_of_what_changed(

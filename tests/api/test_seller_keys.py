@@ -37,7 +37,21 @@ async def test_fetchallsellerkeys_lists_without_secrets(seller: Seller) -> None:
     assert [k["name"] for k in keys] == ["initial", "second"]
     assert [k["current"] for k in keys] == [True, False]
     assert keys[0]["prefix"] == seller.key[:6]
-    assert set(keys[0]) == {"id", "name", "prefix", "permissions", "created_at", "last_used_at", "current"}
+    assert set(keys[0]) == {
+        "id",
+        "name",
+        "prefix",
+        "permissions",
+        "created_at",
+        "last_used_at",
+        "current",
+        "account",
+        "role",
+    }
+    assert (keys[0]["account"], keys[0]["role"]) == (None, "owner")
+    await seller.ok("addAccount", role="Manager", user="mo", **{"pass": "pw"})
+    team_key = (await seller.ok("fetchallsellerkeys"))["keys"][-1]
+    assert (team_key["account"], team_key["role"]) == ("mo", "manager")
     assert keys[0]["last_used_at"] is not None
 
 

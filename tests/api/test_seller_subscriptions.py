@@ -118,3 +118,15 @@ async def test_deleting_a_subscription_removes_users_grants(seller: Seller, serv
     await seller.ok("delappsub", name="default")
     left = await services.db.fetch_value("SELECT COUNT(*) FROM user_subscriptions WHERE user_id = ?", user_id)
     assert left == 0
+
+
+async def test_subscription_changes_are_audited_with_before_and_after(seller: Seller) -> None:
+    await seller.ok("addsub", name="gold", level="2")
+    await seller.ok("editsub", sub="gold", level="3")
+    entries = (await seller.ok("fetchauditlogs"))["logs"]
+    edit = next(e for e in entries if e["action"] == "editsub")
+    assert (edit["target"], edit["before"], edit["after"]) == (
+        "subscription:gold",
+        {"name": "gold", "level": "2"},
+        {"name": "gold", "level": "3"},
+    )

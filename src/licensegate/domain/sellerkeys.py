@@ -185,6 +185,9 @@ async def list_keys(db: Executor, identity: SellerIdentity) -> list[dict[str, An
             "created_at": row["created_at"],
             "last_used_at": row["last_used_at"],
             "current": row["id"] == identity.key_id,
+            # None: the owner's key; otherwise the reseller or manager it acts as.
+            "account": row["account"],
+            "role": row["account_role"] or "owner",
         }
         for row in await store.list_for_app(db, identity.app_id)
     ]

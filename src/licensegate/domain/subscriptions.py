@@ -32,12 +32,17 @@ async def delete(db: Database, app_id: int, name: str) -> None:
         await store.delete(tx, row["id"])
 
 
-async def edit(db: Database, app_id: int, name: str, *, level: str | None, new_name: str | None) -> None:
+async def edit(
+    db: Database, app_id: int, name: str, *, level: str | None, new_name: str | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Rename and/or re-level; returns the definition before and after."""
     async with db.transaction() as tx:
         row = await get(tx, app_id, name)
         if new_name is not None and new_name != name and await store.find(tx, app_id, new_name) is not None:
             raise Conflict(f"A subscription named '{new_name}' already exists.", "subscription_exists")
-        await store.update(tx, row["id"], name=new_name or name, level=level or row["level"])
+        after = {"name": new_name or name, "level": level or row["level"]}
+        await store.update(tx, row["id"], **after)
+    return {"name": name, "level": row["level"]}, after
 
 
 async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:

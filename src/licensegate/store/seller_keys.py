@@ -54,8 +54,9 @@ async def touch(db: Executor, key_id: int, now: int) -> None:
 
 async def list_for_app(db: Executor, app_id: int) -> list[Row]:
     return await db.fetch_all(
-        "SELECT id, name, prefix, permissions, created_at, last_used_at FROM seller_keys "
-        "WHERE app_id = ? ORDER BY id",
+        "SELECT k.id, k.name, k.prefix, k.permissions, k.created_at, k.last_used_at, "
+        "a.username AS account, a.role AS account_role FROM seller_keys k "
+        "LEFT JOIN accounts a ON a.id = k.account_id WHERE k.app_id = ? ORDER BY k.id",
         app_id,
     )
 

@@ -59,6 +59,8 @@ async def add_key(call: SellerCall) -> dict[str, Any]:
         permissions=granted,
         now=call.now(),
     )
+    label = call.args.opt_text("name") or ""
+    call.record(f"sellerkey:{key[:6]}", after={"name": label, "permissions": permissions.names(granted)})
     return {
         "message": "Seller key created.",
         "sellerkey": key,
@@ -71,7 +73,10 @@ async def add_key(call: SellerCall) -> dict[str, Any]:
     group=GROUP,
     summary="List Seller Keys",
     area="sellerkeys",
-    returns={"keys": "[{id, name, prefix, permissions, created_at, last_used_at, current}]"},
+    returns={
+        "keys": "[{id, name, prefix, permissions, created_at, last_used_at, current, account (the team "
+        "member a key acts as, or null for the owner's keys), role (owner, reseller or manager)}]"
+    },
 )
 async def list_keys(call: SellerCall) -> dict[str, Any]:
     """The application's seller keys (never the keys themselves: a prefix identifies each)."""
@@ -101,4 +106,5 @@ async def list_keys(call: SellerCall) -> dict[str, Any]:
 async def delete_key(call: SellerCall) -> dict[str, Any]:
     """Revoke a seller key at once. A key cannot revoke itself."""
     await sellerkeys.delete(call.db, call.identity, call.args.integer("id"))
+    call.record(f"sellerkey#{call.args.integer('id')}", before={"id": call.args.integer("id")})
     return {"message": "Seller key deleted."}

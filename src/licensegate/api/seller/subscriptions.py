@@ -24,13 +24,9 @@ LEVEL = Param("level", required=True, max_length=12, doc="the license level that
 )
 async def add(call: SellerCall) -> dict[str, Any]:
     """Create a subscription. Keys of its level grant it when redeemed."""
-    await subscriptions.create(
-        call.db,
-        call.app_id,
-        name=call.args.text("name"),
-        level=call.args.text("level"),
-        now=call.now(),
-    )
+    name, level = call.args.text("name"), call.args.text("level")
+    await subscriptions.create(call.db, call.app_id, name=name, level=level, now=call.now())
+    call.record(f"subscription:{name}", after={"name": name, "level": level})
     return {"message": "Successfully created subscription!"}
 
 
@@ -39,7 +35,9 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete a subscription; every user's grant of it is removed with it."""
-    await subscriptions.delete(call.db, call.app_id, call.args.text("name"))
+    name = call.args.text("name")
+    await subscriptions.delete(call.db, call.app_id, name)
+    call.record(f"subscription:{name}", before={"name": name})
     return {"message": "Successfully deleted subscription!"}
 
 
@@ -57,13 +55,11 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 )
 async def edit(call: SellerCall) -> dict[str, Any]:
     """Change a subscription's level and/or name."""
-    await subscriptions.edit(
-        call.db,
-        call.app_id,
-        call.args.text("sub"),
-        level=call.args.opt_text("level"),
-        new_name=call.args.opt_text("newName"),
+    name = call.args.text("sub")
+    before, after = await subscriptions.edit(
+        call.db, call.app_id, name, level=call.args.opt_text("level"), new_name=call.args.opt_text("newName")
     )
+    call.record(f"subscription:{name}", before=before, after=after)
     return {"message": "Subscription successfully edited"}
 
 
@@ -98,6 +94,7 @@ SUBSCRIPTION = Param(
 async def pause(call: SellerCall) -> dict[str, Any]:
     """Stop access through this subscription and freeze its users' remaining time."""
     await subscriptions.pause(call.db, call.app_id, call.args.text("subscription"), call.now())
+    call.record(f"subscription:{call.args.text('subscription')}", before={"paused": 0}, after={"paused": 1})
     return {"message": "Successfully paused subscription!"}
 
 
@@ -112,6 +109,7 @@ async def pause(call: SellerCall) -> dict[str, Any]:
 async def unpause(call: SellerCall) -> dict[str, Any]:
     """Restore access; each user's expiry moves forward by the length of the pause."""
     await subscriptions.unpause(call.db, call.app_id, call.args.text("subscription"), call.now())
+    call.record(f"subscription:{call.args.text('subscription')}", before={"paused": 1}, after={"paused": 0})
     return {"message": "Successfully unpaused subscription!"}
 
 
