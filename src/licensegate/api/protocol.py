@@ -220,6 +220,11 @@ class Operation(Generic[CallT]):
             return status
         return 403
 
+    def fault_status(self) -> int:
+        """The status of an unexpected fault: 500, unless the operation may not answer it (the
+        interface document lists no 500 for Webhook); then 403, still with `internal_error`."""
+        return 500 if 500 in self.statuses else 403
+
 
 class Registry(Generic[CallT]):
     """The operations of one interface, by `type` value (aliases included)."""

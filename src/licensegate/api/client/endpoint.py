@@ -119,4 +119,4 @@ async def endpoint(request: Request) -> Response:
         body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
         failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
         failure["request_id"] = request_id
-        return json_response(failure, 500)
+        return json_response(failure, op.fault_status() if op is not None else 500)

@@ -110,7 +110,7 @@ async def _dispatch(request: Request, services: Services, trace: _Trace) -> Resp
         return json_response(failure_body(refusal.message, refusal.error), status, refusal_headers(refusal))
     except Exception:
         body, _ = unexpected_fault(f"seller API type={op.type if op else '?'}")
-        return json_response(body, 500)
+        return json_response(body, op.fault_status() if op is not None else 500)
     finally:
         if form is not None:
             await form.close()

@@ -1,0 +1,1 @@
+"""Client API group module (being written)."""
