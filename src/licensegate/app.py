@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from licensegate.api import client, openapi, seller
 from licensegate.api.protocol import failure_body, json_response
@@ -61,7 +62,29 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     return json_response(body, exc.status_code, exc.headers)
 
 
-def build_app(settings: Settings, services: Services | None = None) -> Starlette:
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+class FastPaths:
+    """Sends the hot routes straight to their endpoints, past Starlette's routing and middleware
+    layers (about 8 microseconds a request); everything else goes through Starlette."""
+
+    def __init__(self, app: Starlette, routes: dict[str, tuple[frozenset[str], Endpoint]]) -> None:
+        self.app = app
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            route = self.routes.get(scope["path"])
+            if route is not None and scope["method"] in route[0]:
+                scope["app"] = self.app  # what `request.app` reads
+                response = await route[1](Request(scope, receive))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def build_app(settings: Settings, services: Services | None = None) -> FastPaths:
     """With `services` given (tests), the caller owns their lifetime; otherwise each worker
     process opens its own on start-up and closes them on shutdown."""
 
@@ -96,7 +119,17 @@ def build_app(settings: Settings, services: Services | None = None) -> Starlette
     )
     if services is not None:
         app.state.services = services
-    return app
+    client_methods, seller_methods = frozenset({"POST"}), frozenset({"GET", "POST"})
+    return FastPaths(
+        app,
+        {
+            "/healthz": (frozenset({"GET", "HEAD"}), healthz),
+            "/api/1.0/": (client_methods, client.endpoint),
+            "/api/1.0": (client_methods, client.endpoint),
+            "/api/seller/": (seller_methods, seller.endpoint),
+            "/api/seller": (seller_methods, seller.endpoint),
+        },
+    )
 
 
 def configure_logging(level: str) -> None:
@@ -106,7 +139,7 @@ def configure_logging(level: str) -> None:
     )
 
 
-def create_app() -> Starlette:
+def create_app() -> FastPaths:
     """The factory each server worker calls; settings come from the environment."""
     settings = Settings.from_env()
     configure_logging(settings.log_level)

@@ -47,7 +47,7 @@ class MemoryRateLimiter:
     async def hit(self, key: str, limit: int, window: int) -> int:
         now = self._clock.now()
         end = (now // window + 1) * window
-        bucket = f"{window}:{_bucket(key)}"
+        bucket = f"{window}:{key}"  # in this process's memory only, so no digest is needed
         current_end, count = self._counts.get(bucket, (end, 0))
         if current_end != end:
             count = 0

@@ -85,6 +85,7 @@ class CountingExecutor:
 
     def __init__(self, db: Executor) -> None:
         self.db = db
+        self.dialect = db.dialect
         self.statements: list[tuple[str, tuple[Any, ...]]] = []
 
     async def fetch_one(self, sql: str, *args: Any) -> Row | None:

@@ -11,6 +11,7 @@ import pytest
 from licensegate.store.database import (
     Database,
     DatabaseError,
+    Executor,
     UniqueViolation,
     dialect_of,
     open_database,
@@ -28,7 +29,7 @@ async def db(db_url: str) -> AsyncIterator[Database]:
     await database.close()
 
 
-async def add_account(db: Database, name: str) -> int:
+async def add_account(db: Executor, name: str) -> int:
     account_id: int = await db.fetch_value(
         "INSERT INTO accounts (username, role, created_at) VALUES (?, 'seller', 1) RETURNING id", name
     )
@@ -131,3 +132,36 @@ def test_urls_are_recognised() -> None:
 async def test_unreachable_postgres_is_a_clear_error() -> None:
     with pytest.raises(DatabaseError, match="cannot connect to PostgreSQL"):
         await open_database("postgresql://postgres@127.0.0.1:1/none")
+
+
+async def set_then_fail(db: Database, account_id: int) -> None:
+    async with db.transaction() as tx:
+        await tx.execute("UPDATE accounts SET disabled = 2 WHERE id = ?", account_id)
+        raise RuntimeError("boom")
+
+
+async def test_a_pinned_block_reads_writes_and_runs_transactions(db: Database) -> None:
+    async with db.pinned() as pinned:
+        assert pinned.dialect == db.dialect
+        account_id = await add_account(pinned, "pinned")
+        async with pinned.transaction() as tx:
+            await tx.execute("UPDATE accounts SET disabled = 1 WHERE id = ?", account_id)
+        assert await pinned.fetch_value("SELECT disabled FROM accounts WHERE id = ?", account_id) == 1
+        with pytest.raises(RuntimeError, match="boom"):
+            await set_then_fail(pinned, account_id)
+        async with pinned.pinned() as again:  # nesting is harmless
+            assert await again.fetch_value("SELECT disabled FROM accounts WHERE id = ?", account_id) == 1
+    assert await db.fetch_value("SELECT disabled FROM accounts WHERE id = ?", account_id) == 1
+
+
+async def test_pinned_blocks_of_concurrent_requests_do_not_interfere(db: Database) -> None:
+    async def request(name: str) -> int:
+        async with db.pinned() as pinned:
+            account_id = await add_account(pinned, name)
+            await asyncio.sleep(0)
+            value: int = await pinned.fetch_value("SELECT id FROM accounts WHERE username = ?", name)
+            assert value == account_id
+            return value
+
+    ids = await asyncio.gather(*(request(f"user{i}") for i in range(8)))
+    assert len(set(ids)) == 8

@@ -189,6 +189,9 @@ class Operation(Generic[CallT]):
     # "validated": a logged-in session), and the integer `code` of its success.
     requires: str = "app"
     success_code: int = 68
+    # Client API: run the whole call on one database connection (not for operations that await
+    # password hashing: they would hold a pooled connection while waiting for a hashing thread).
+    pinned: bool = True
 
     def parse_args(self, raw: Mapping[str, str]) -> Args:
         values: dict[str, Any] = {}
@@ -353,15 +356,12 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
 
 
 async def read_form_body(request: Request, max_bytes: int) -> dict[str, str]:
-    """Parameters from an application/x-www-form-urlencoded body. Other bodies are ignored
-    here (multipart uploads are read by the operations that take them)."""
-    if request.method != "POST":
-        return {}
-    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if content_type == "multipart/form-data":
+    """Parameters from an application/x-www-form-urlencoded body. Other bodies are not read at
+    all (multipart uploads are read by the operations that take them)."""
+    if request.method != "POST" or content_type_of(request) != "application/x-www-form-urlencoded":
         return {}
     body = await read_body(request, max_bytes)
-    if not body or content_type != "application/x-www-form-urlencoded":
+    if not body:
         return {}
     try:
         text = body.decode("utf-8")

@@ -50,6 +50,7 @@ def _address(text: str) -> Address | None:
     return address
 
 
+@lru_cache(maxsize=4096)  # the client's address is checked at every login
 def canonical_ip(text: str | None) -> str | None:
     """The canonical text of an IP address, or None when `text` is not one."""
     if text is None:

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from licensegate.domain import blacklists, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
@@ -41,6 +43,24 @@ class Client:
     ip: str
     hwid: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # os, architecture, device, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A user as a login sees them: their own columns, their HWIDs and their grants."""
+
+    user: Row
+    hwids: list[str]
+    grants: list[Row]
+
+
+def account_of(rows: list[Row]) -> Account | None:
+    """From the rows of `store.logins.user_by_name` / `key_with_user` (one per grant)."""
+    if not rows or rows[0]["user_id"] is None:
+        return None
+    first = rows[0]
+    grants = [row for row in rows if row["expires_at"] is not None]
+    return Account(first, orjson.loads(first["hwids"]), grants)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +111,7 @@ def running_grants(grants: list[Row], app: ClientApp, now: int) -> tuple[list[di
             entries.append(
                 {
                     "subscription": grant["subscription"],
-                    "key": grant["key"],
+                    "key": grant["grant_key"],
                     "expiry": unix_text(grant["expires_at"]),
                     "timeleft": grant["expires_at"] - now,
                 }
@@ -119,7 +139,7 @@ def info(
 async def admit(
     db: Database,
     app: ClientApp,
-    user: Row,
+    account: Account,
     client: Client,
     *,
     credential: str,
@@ -129,6 +149,7 @@ async def admit(
 ) -> Login:
     """Everything after the user is known and their secret checked: ban, blacklist, one-time
     code, HWID, subscriptions; then bind the HWID if one is due and log the session in."""
+    user = account.user
     user_id: int = user["user_id"]
     if user["user_banned"] is not None:
         raise Forbidden(msg("userbanned", reason=user["user_banned"]), "user_banned")
@@ -138,7 +159,7 @@ async def admit(
 
     bind: str | None = None
     hwid_lock = app.hwid_lock and bool(user["user_hwid_lock"])
-    held = await store.hwids(db, user_id) if hwid_lock or client.hwid is None else []
+    held = account.hwids
     if hwid_lock:
         if client.hwid is None:
             if held:
@@ -148,33 +169,47 @@ async def admit(
                 raise Forbidden(msg("hwidmismatch") if held else msg("hwidlimit"), "hwid_mismatch")
             bind = client.hwid
 
-    entries, frozen = running_grants(await store.grants(db, user_id), app, now)
+    entries, frozen = running_grants(account.grants, app, now)
     if not entries:
         if frozen:
             raise Forbidden(msg("pausedsub"), "subscription_paused")
         raise Forbidden(msg("noactivesubs"), "no_active_subscription")
 
-    async with db.transaction() as tx:
-        if bind is not None:
-            await store.lock_user(tx, user_id)
-            if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
-                raise Forbidden(msg("hwidmismatch"), "hwid_mismatch")
-        await _log_in(tx, user, client, credential, now)
+    if bind is None and not _login_to_record(user, client, now):
+        # The common case: only the session changes, one statement, no transaction around it.
+        await _validate(db, user_id, client, credential)
+    else:
+        async with db.transaction() as tx:
+            if bind is not None:
+                await store.lock_user(tx, user_id)
+                if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
+                    raise Forbidden(msg("hwidmismatch"), "hwid_mismatch")
+            await _log_in(tx, user, client, credential, now)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
 
 
-async def _log_in(tx: Executor, user: Row, client: Client, credential: str, now: int) -> None:
+def _login_to_record(user: Row | dict[str, Any], client: Client, now: int) -> bool:
+    # Nothing to write when this same second's login from this address is already recorded.
+    return bool(user["last_login_at"] != now or user["last_ip"] != client.ip)
+
+
+async def _validate(db: Executor, user_id: int, client: Client, credential: str) -> None:
     await session_store.validate(
-        tx,
+        db,
         client.session_id,
-        user_id=user["user_id"],
+        user_id=user_id,
         credential=credential,
         hwid=client.hwid,
         client=client.details,
     )
-    # Nothing to write when this same second's login from this address is already recorded.
-    if user["last_login_at"] != now or user["last_ip"] != client.ip:
+
+
+async def _log_in(
+    tx: Executor, user: Row | dict[str, Any], client: Client, credential: str, now: int
+) -> None:
+    await _validate(tx, user["user_id"], client, credential)
+    if _login_to_record(user, client, now):
         await store.record_login(tx, user["user_id"], client.ip, now)
 
 
@@ -204,11 +239,12 @@ async def login(
     now: int,
 ) -> Login:
     check_hwid(app, client.hwid, msg)
-    user = await store.user_by_name(db, app.id, username)
+    account = account_of(await store.user_by_name(db, app.id, username))
     refused = Forbidden(msg("invalidcredentials"), "invalid_credentials")
-    if user is None:
+    if account is None:
         await passwords.verify(passwords.dummy_hash, password)  # same time as a wrong password
         raise refused
+    user = account.user
     stored: str | None = user["password_hash"]
     if stored is None:
         if user["created_by"] == LICENSE_USER:
@@ -217,19 +253,21 @@ async def login(
         await store.set_password(db, user["user_id"], await passwords.hash(password))
     elif not await passwords.verify(stored, password):
         raise refused
-    return await admit(db, app, user, client, credential=username, otp_code=otp_code, msg=msg, now=now)
+    return await admit(db, app, account, client, credential=username, otp_code=otp_code, msg=msg, now=now)
 
 
 # --- register and License Login: redeeming a key --------------------------------------------
 
 
-async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Message) -> Row:
-    row = await store.key_with_user(db, app.id, key)
-    if row is None:
+async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Message) -> tuple[Row, Account | None]:
+    """The key (not banned) and, when it was redeemed and its user still exists, that user."""
+    rows = await store.key_with_user(db, app.id, key)
+    if not rows:
         raise NotFound(msg("keynotfound"), "key_not_found")
+    row = rows[0]
     if row["banned_reason"] is not None:
         raise Forbidden(msg("keybanned", reason=row["banned_reason"]), "key_banned")
-    return row
+    return row, account_of(rows)
 
 
 async def _redeem_into_new_user(
@@ -298,9 +336,9 @@ async def register(
         user_rules.check_email(email)
     check_hwid(app, client.hwid, msg)
     await check_blacklist(db, app, client, msg)
-    if await store.user_by_name(db, app.id, username) is not None:
+    if await store.user_by_name(db, app.id, username):
         raise Conflict(msg("usernametaken"), "username_taken")
-    key_row = await _usable_key(db, app, key, msg)
+    key_row, _ = await _usable_key(db, app, key, msg)
     if key_row["status"] != "unused":
         raise Forbidden(msg("keyused"), "key_used")
     password_hash = await passwords.hash(password)  # slow by design: before the transaction
@@ -325,7 +363,7 @@ async def license_login(
     subscriptions; later uses log that user in. The key is a long random secret, so it is looked
     up by its index, never checked through a slow hash."""
     check_hwid(app, client.hwid, msg)
-    key_row = await _usable_key(db, app, key, msg)
+    key_row, account = await _usable_key(db, app, key, msg)
     if key_row["status"] == "unused":
         await check_blacklist(db, app, client, msg)
         return await _redeem_into_new_user(
@@ -340,9 +378,9 @@ async def license_login(
             msg=msg,
             now=now,
         )
-    if key_row["user_id"] is None:  # used, but its user has been deleted since
+    if account is None:  # used, but its user has been deleted since
         raise Forbidden(msg("keyused"), "key_used")
-    return await admit(db, app, key_row, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+    return await admit(db, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
 
 
 # --- Upgrade Access ---------------------------------------------------------------------------
@@ -353,10 +391,11 @@ async def upgrade(
 ) -> list[str]:
     """Redeem an unused key onto an existing user: every subscription of the key's level is
     granted, a running grant of it lengthened by the key's duration. Returns their names."""
-    key_row = await _usable_key(db, app, key, msg)
-    user = await store.user_by_name(db, app.id, username)
-    if user is None:
+    key_row, _ = await _usable_key(db, app, key, msg)
+    account = account_of(await store.user_by_name(db, app.id, username))
+    if account is None:
         raise NotFound(msg("usernamenotfound"), "user_not_found")
+    user = account.user
     if key_row["status"] != "unused":
         raise Forbidden(msg("keyused"), "key_used")
     if user["user_banned"] is not None:

@@ -29,7 +29,7 @@ async def change_username(db: Database, app: ClientApp, user_id: int, new_name: 
         if user is None:
             raise Forbidden("This session's user no longer exists.", "user_not_found")
         taken = await login_store.user_by_name(tx, app.id, new_name)
-        if taken is not None and taken["user_id"] != user_id:
+        if taken and taken[0]["user_id"] != user_id:
             raise Conflict(msg("usernametaken"), "username_taken")
         await user_store.rename(tx, app.id, user_id, user["username"], new_name)
         await session_store.end_for_user(tx, user_id)

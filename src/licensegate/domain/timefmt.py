@@ -4,8 +4,10 @@ interface document asks for that form."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 
+@lru_cache(maxsize=8192)  # a user's creation time is formatted at every login
 def datetime_text(unix_seconds: int) -> str:
     return datetime.fromtimestamp(unix_seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
 

@@ -26,6 +26,8 @@ class UniqueViolation(Exception):
 class Executor(Protocol):
     """Something that runs SQL: the database itself (autocommit) or an open transaction."""
 
+    dialect: str  # "sqlite" or "postgresql", for the rare statement that must differ
+
     async def fetch_one(self, sql: str, *args: Any) -> Row | None: ...
 
     async def fetch_all(self, sql: str, *args: Any) -> list[Row]: ...
@@ -40,11 +42,15 @@ class Executor(Protocol):
 
 
 class Database(Executor, Protocol):
-    dialect: str
-
     def transaction(self) -> AbstractAsyncContextManager[Executor]:
         """A write transaction. Use only the handle it yields inside it, and never await
         slow work (password hashing, outbound HTTP) while it is open."""
+        ...
+
+    def pinned(self) -> AbstractAsyncContextManager[Database]:
+        """The same database, on one connection for the whole block: a request that runs several
+        statements then takes a pooled connection once, not once per statement. Do not await slow
+        work inside it (it would keep a pooled connection from others)."""
         ...
 
     async def close(self) -> None: ...

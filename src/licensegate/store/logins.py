@@ -10,38 +10,58 @@ _USER_COLUMNS = (
     "u.created_by, u.hwid_lock AS user_hwid_lock, u.otp_enabled, u.otp_secret, u.otp_last_step, "
     "u.last_login_at, u.last_ip"
 )
+# The user's HWIDs as a JSON array, oldest first: the one expression the two databases spell apart.
+_HWIDS = {
+    "sqlite": "(SELECT json_group_array(hwid) FROM "
+    "(SELECT hwid FROM user_hwids WHERE user_id = u.id ORDER BY id))",
+    "postgresql": "(SELECT json_agg(hwid ORDER BY id) FROM user_hwids WHERE user_id = u.id)",
+}
+# One row per grant of the user (a single row of NULL grant columns when they have none).
+_GRANT_COLUMNS = (
+    "s.name AS subscription, s.paused_at AS sub_paused_at, us.expires_at, us.paused_at, gk.key AS grant_key"
+)
+_GRANT_JOINS = (
+    "LEFT JOIN user_subscriptions us ON us.user_id = u.id "
+    "LEFT JOIN subscriptions s ON s.id = us.subscription_id "
+    "LEFT JOIN license_keys gk ON gk.id = us.key_id"
+)
 
 
-async def user_by_name(db: Executor, app_id: int, username: str) -> Row | None:
-    return await db.fetch_one(
-        f"SELECT {_USER_COLUMNS} FROM users u WHERE u.app_id = ? AND u.username = ?", app_id, username
+def _hwids(db: Executor) -> str:
+    return f"COALESCE({_HWIDS[db.dialect]}, '[]') AS hwids"
+
+
+async def user_by_name(db: Executor, app_id: int, username: str) -> list[Row]:
+    """Everything a login decides on about a user, in one round trip: the user, their HWIDs
+    and their grants (one row per grant). Empty when no such user exists."""
+    return await db.fetch_all(
+        f"SELECT {_USER_COLUMNS}, {_hwids(db)}, {_GRANT_COLUMNS} FROM users u {_GRANT_JOINS} "
+        "WHERE u.app_id = ? AND u.username = ? ORDER BY us.id",
+        app_id,
+        username,
     )
 
 
-async def key_with_user(db: Executor, app_id: int, key: str) -> Row | None:
-    """The license key and, if it was redeemed, the user it made (NULLs otherwise)."""
-    return await db.fetch_one(
+async def key_with_user(db: Executor, app_id: int, key: str) -> list[Row]:
+    """The license key and, if it was redeemed, the user it made with their HWIDs and grants, in
+    one round trip (one row per grant). Empty when no such key exists."""
+    return await db.fetch_all(
         "SELECT k.id, k.key, k.level, k.duration, k.status, k.banned_reason, k.used_by_user_id, "
-        "k.generated_by_account_id, "
-        f"{_USER_COLUMNS} FROM license_keys k LEFT JOIN users u ON u.id = k.used_by_user_id "
-        "WHERE k.app_id = ? AND k.key = ?",
+        f"k.generated_by_account_id, {_USER_COLUMNS}, {_hwids(db)}, {_GRANT_COLUMNS} "
+        f"FROM license_keys k LEFT JOIN users u ON u.id = k.used_by_user_id {_GRANT_JOINS} "
+        "WHERE k.app_id = ? AND k.key = ? ORDER BY us.id",
         app_id,
         key,
     )
-
-
-async def hwids(db: Executor, user_id: int) -> list[str]:
-    rows = await db.fetch_all("SELECT hwid FROM user_hwids WHERE user_id = ? ORDER BY id", user_id)
-    return [row["hwid"] for row in rows]
 
 
 async def grants(db: Executor, user_id: int) -> list[Row]:
     """Every grant of the user with what decides whether it is running: its expiry, its own pause
     and its subscription's pause; and the key that made it."""
     return await db.fetch_all(
-        "SELECT s.name AS subscription, s.paused_at AS sub_paused_at, us.expires_at, us.paused_at, "
-        "k.key FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id "
-        "LEFT JOIN license_keys k ON k.id = us.key_id WHERE us.user_id = ? ORDER BY us.id",
+        f"SELECT {_GRANT_COLUMNS} FROM user_subscriptions us "
+        "JOIN subscriptions s ON s.id = us.subscription_id "
+        "LEFT JOIN license_keys gk ON gk.id = us.key_id WHERE us.user_id = ? ORDER BY us.id",
         user_id,
     )
 

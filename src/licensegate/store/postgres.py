@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from licensegate.store.database import DatabaseError, Executor, Row, UniqueViolation
+from licensegate.store.database import Database, DatabaseError, Executor, Row, UniqueViolation
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -35,6 +35,8 @@ async def _no_reset(_conn: asyncpg.Connection) -> None:
 
 
 class _PgRunner:
+    dialect = "postgresql"
+
     def __init__(self, conn: Any) -> None:
         self._conn = conn
 
@@ -64,8 +66,6 @@ class _PgRunner:
 class PostgresDatabase(_PgRunner):
     """Autocommit calls go through the pool; `transaction()` pins one connection."""
 
-    dialect = "postgresql"
-
     def __init__(self, pool: asyncpg.Pool) -> None:
         super().__init__(pool)
         self._pool = pool
@@ -78,7 +78,8 @@ class PostgresDatabase(_PgRunner):
                 min_size=1,
                 max_size=pool_size,
                 reset=_no_reset,
-                command_timeout=30,
+                # Enforced by the server: a client-side timeout would arm a timer for every query.
+                server_settings={"statement_timeout": "30s"},
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
@@ -93,5 +94,30 @@ class PostgresDatabase(_PgRunner):
         async with self._pool.acquire() as conn, conn.transaction():
             yield _PgRunner(conn)
 
+    @asynccontextmanager
+    async def pinned(self) -> AsyncIterator[Database]:
+        async with self._pool.acquire() as conn:
+            yield PinnedPostgres(conn)
+
     async def close(self) -> None:
         await self._pool.close()
+
+
+class PinnedPostgres(_PgRunner):
+    """One pooled connection, used for every statement of a request."""
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Executor]:
+        async with self._conn.transaction():
+            yield self
+
+    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self._conn.transaction():
+            await self._conn.executemany(to_postgres(sql), rows)
+
+    @asynccontextmanager
+    async def pinned(self) -> AsyncIterator[Database]:
+        yield self
+
+    async def close(self) -> None:
+        return None  # the pool owns the connection

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from licensegate.store.database import DatabaseError, Executor, Row, UniqueViolation
+from licensegate.store.database import Database, DatabaseError, Executor, Row, UniqueViolation
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -46,6 +46,8 @@ def connect(path: str) -> sqlite3.Connection:
 
 class _Runner:
     """Runs statements on the connection; shared by the database and its transactions."""
+
+    dialect = "sqlite"
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -98,8 +100,6 @@ class SqliteTransaction(_Runner):
 
 
 class SqliteDatabase(_Runner):
-    dialect = "sqlite"
-
     def __init__(self, conn: sqlite3.Connection) -> None:
         super().__init__(conn)
         self._lock = asyncio.Lock()
@@ -163,6 +163,10 @@ class SqliteDatabase(_Runner):
                 self._conn.execute("COMMIT")
             finally:
                 self._owner = None
+
+    @asynccontextmanager
+    async def pinned(self) -> AsyncIterator[Database]:
+        yield self  # one connection per process already
 
     async def close(self) -> None:
         self._conn.close()

@@ -48,6 +48,7 @@ def _client(call: ClientCall) -> logins.Client:
     requires="session",
     params=[USERNAME, PASSWORD, KEY, HWID, Param("email", max_length=254, doc="for Forgot Password")],
     returns={"info": INFO},
+    pinned=False,  # hashes the password
 )
 async def register(call: ClientCall) -> dict[str, Any]:
     """Create a user by redeeming an unused license key: the user receives every subscription of
@@ -80,6 +81,7 @@ async def register(call: ClientCall) -> dict[str, Any]:
     requires="session",
     params=[USERNAME, PASSWORD, HWID, CODE, *CLIENT_DETAILS],
     returns={"info": INFO},
+    pinned=False,  # verifies the password
 )
 async def login(call: ClientCall) -> dict[str, Any]:
     """Log the session in with a username and password. An unknown username and a wrong password

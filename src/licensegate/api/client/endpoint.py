@@ -28,22 +28,22 @@ from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthori
 from licensegate.services import Services
 from licensegate.store import apps as app_store
 from licensegate.store import sessions as session_store
-from licensegate.store.database import Row
+from licensegate.store.database import Database, Row
 
 MAX_ECHOED_OWNERID = 64
 
 
-async def _app_by_name(services: Services, ownerid: str, name: str | None) -> ClientApp:
+async def _app_by_name(db: Database, ownerid: str, name: str | None) -> ClientApp:
     if not name:
         raise Unauthorized("No application name specified.", "missing_name")
-    row = await app_store.find_for_client(services.db, ownerid, name)
+    row = await app_store.find_for_client(db, ownerid, name)
     if row is None:
         raise Unauthorized("No application with this ownerid and name exists.", "unknown_application")
     return ClientApp.from_row(row)
 
 
 async def identify(
-    services: Services, op: Operation[ClientCall], raw: dict[str, str], now: int
+    db: Database, op: Operation[ClientCall], raw: dict[str, str], now: int
 ) -> tuple[ClientApp, ClientSession | None]:
     """The calling application, and its session where the operation needs one.
 
@@ -55,14 +55,14 @@ async def identify(
         raise Unauthorized("No ownerid specified.", "missing_ownerid")
     name = raw.get("name", "").strip() or None
     if op.requires == "app":
-        return await _app_by_name(services, ownerid, name), None
+        return await _app_by_name(db, ownerid, name), None
     session_id = raw.get("sessionid", "").strip()
     if not session_id:
         raise Unauthorized("No session id specified; call init first.", "missing_session")
-    row: Row | None = await session_store.find_with_app(services.db, session_id[:128])
+    row: Row | None = await session_store.find_with_app(db, session_id[:128])
     if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
         if name is not None:
-            await _app_by_name(services, ownerid, name)  # an unknown application is 401
+            await _app_by_name(db, ownerid, name)  # an unknown application is 401
         raise Forbidden("Session not found; call init again.", "session_not_found")
     app = ClientApp.from_row(row)
     if row["session_expires_at"] <= now:
@@ -77,6 +77,39 @@ async def identify(
     return app, session
 
 
+async def handle(
+    request: Request, services: Services, op: Operation[ClientCall], raw: dict[str, str], db: Database
+) -> Response:
+    """One call, once its operation is known, on the database handle it should use."""
+    settings = services.settings
+    ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+    now = services.clock.now()
+    app, session = await identify(db, op, raw, now)
+    if not app.enabled:
+        overrides = await services.messages.get(db, app.id)
+        raise Forbidden(Messages(overrides)("appdisabled"), "app_disabled")
+    retry_after = await services.limiter.hit(
+        f"client:{app.id}", app.client_rate_limit, app.client_rate_window
+    )
+    if retry_after:
+        raise RateLimited(retry_after, "This application has sent too many requests; try again later.")
+    call = ClientCall(
+        services=services,
+        args=op.parse_args(raw),
+        ip=client_ip(request.scope, settings.trusted_proxies),
+        request=request,
+        ownerid=ownerid,
+        app=app,
+        session=session,
+        db=db,
+    )
+    if op.requires == "validated" and not call.live_session.validated:
+        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+    body: dict[str, Any] = await op.handler(call)
+    message = body.pop("message")
+    return json_response(client_success(ownerid, message, body, op.success_code))
+
+
 async def endpoint(request: Request) -> Response:
     services: Services = request.app.state.services
     settings = services.settings
@@ -87,30 +120,10 @@ async def endpoint(request: Request) -> Response:
         raw = merge(query, await read_form_body(request, settings.max_body_bytes))
         ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
         op = registry.lookup(raw)
-        now = services.clock.now()
-        app, session = await identify(services, op, raw, now)
-        if not app.enabled:
-            overrides = await services.messages.get(services.db, app.id)
-            raise Forbidden(Messages(overrides)("appdisabled"), "app_disabled")
-        retry_after = await services.limiter.hit(
-            f"client:{app.id}", app.client_rate_limit, app.client_rate_window
-        )
-        if retry_after:
-            raise RateLimited(retry_after, "This application has sent too many requests; try again later.")
-        call = ClientCall(
-            services=services,
-            args=op.parse_args(raw),
-            ip=client_ip(request.scope, settings.trusted_proxies),
-            request=request,
-            ownerid=ownerid,
-            app=app,
-            session=session,
-        )
-        if op.requires == "validated" and not call.live_session.validated:
-            raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
-        body: dict[str, Any] = await op.handler(call)
-        message = body.pop("message")
-        return json_response(client_success(ownerid, message, body, op.success_code))
+        if not op.pinned:
+            return await handle(request, services, op, raw, services.db)
+        async with services.db.pinned() as db:
+            return await handle(request, services, op, raw, db)
     except Refusal as refusal:
         status = op.status_for(refusal) if op is not None else STATUS_OF_KIND[refusal.kind]
         failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)

@@ -31,11 +31,8 @@ class ClientCall:
     ownerid: str
     app: ClientApp
     session: ClientSession | None
+    db: Database  # the call's database handle (one pinned connection for most operations)
     _messages: Messages | None = None
-
-    @property
-    def db(self) -> Database:
-        return self.services.db
 
     def now(self) -> int:
         return self.services.clock.now()
