@@ -30,10 +30,9 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres_test_url() -> Iterator[str]:
-    name = databases.unique_name("lgtest")
-    yield asyncio.run(databases.create_postgres_database(name))
-    asyncio.run(databases.drop_postgres_database(name))
+def postgres_test_url() -> str:
+    asyncio.run(databases.drop_stale_databases())
+    return asyncio.run(databases.create_postgres_database(databases.unique_name("lgtest")))
 
 
 @pytest.fixture(params=databases.FLAVOURS)
@@ -106,5 +105,3 @@ def live_server(
         yield server
     finally:
         server.stop()
-        if request.param == "postgres":
-            asyncio.run(databases.drop_postgres_database(name))

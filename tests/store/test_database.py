@@ -165,3 +165,25 @@ async def test_pinned_blocks_of_concurrent_requests_do_not_interfere(db: Databas
 
     ids = await asyncio.gather(*(request(f"user{i}") for i in range(8)))
     assert len(set(ids)) == 8
+
+
+async def test_sqlite_checkpoints_in_the_background(tmp_path: Path) -> None:
+    path = tmp_path / "wal.db"
+    db = await open_database(f"sqlite:///{path}")
+    try:
+        await db.execute("CREATE TABLE t (x TEXT)")
+        for i in range(2000):
+            await db.execute("INSERT INTO t (x) VALUES (?)", "x" * 200 + str(i))
+        wal = path.with_name("wal.db-wal")
+        await asyncio.sleep(1.5)  # a checkpoint round
+        # The log has been copied into the database file: a new connection that reads only the
+        # file (the log ignored) sees every row.
+        import sqlite3
+
+        snapshot = tmp_path / "copy.db"
+        snapshot.write_bytes(path.read_bytes())
+        with sqlite3.connect(snapshot) as copy:
+            assert copy.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 2000
+        assert wal.exists()
+    finally:
+        await db.close()
