@@ -428,3 +428,12 @@ async def test_ipv6_loopback_can_be_allowed(dns: FakeDNS) -> None:
         assert reply.content == b"v6"
     finally:
         running.stop()
+
+
+def test_http_client_loggers_never_log_request_urls() -> None:
+    import logging
+
+    import licensegate.outbound  # noqa: F401  (its import sets the levels)
+
+    for name in ("httpx", "httpcore"):
+        assert logging.getLogger(name).getEffectiveLevel() >= logging.WARNING

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import re
 import socket
 import ssl
@@ -35,6 +36,12 @@ import httpx
 
 from licensegate import __version__
 from licensegate.config import Settings
+
+# httpx logs every request's full URL at INFO (and httpcore its headers at DEBUG); the URLs this
+# module requests can carry secrets (a webhook's stored seller key, a Discord token), so those
+# loggers stay quiet whatever level the service logs at.
+for _name in ("httpx", "httpcore"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 DEFAULT_USER_AGENT = f"licensegate/{__version__}"
 MAX_REDIRECTS = 5
