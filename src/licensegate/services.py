@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
 from licensegate.domain.clientapp import MessageCache
@@ -22,6 +23,7 @@ class Services:
     passwords: Passwords
     messages: MessageCache
     mailer: Mailer
+    background: Background  # work done after a response (log forwarding)
 
     @classmethod
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
@@ -40,10 +42,12 @@ class Services:
             ),
             messages=MessageCache(),
             mailer=Mailer(settings),
+            background=Background(),
         )
 
     async def close(self) -> None:
         await self.mailer.drain()
+        await self.background.drain()
         await self.limiter.close()
         await self.db.close()
         self.passwords.close()

@@ -1,0 +1,56 @@
+"""Tamper reports a client program sends when it detects tampering (a debugger, a patched file,
+...): recorded in the tamper log and, when the application's `tamper_action` is `ban` and the
+session is logged in, answered by banning the user, blacklisting the HWID sent and ending the
+user's sessions."""
+
+from __future__ import annotations
+
+from licensegate.domain import users
+from licensegate.domain.clientapp import ClientApp
+from licensegate.store import blacklist as blacklist_store
+from licensegate.store import sessions as session_store
+from licensegate.store import tamper_logs as store
+from licensegate.store.database import Database
+
+MAX_REASON = 256
+MAX_HWID = 256
+MAX_DETAILS = 2000
+BAN = "ban"
+BAN_REASON_PREFIX = "Tamper detected: "
+
+
+async def report(
+    db: Database,
+    app: ClientApp,
+    *,
+    user_id: int | None,
+    credential: str | None,
+    hwid: str | None,
+    ip: str,
+    reason: str,
+    details: str | None,
+    now: int,
+) -> bool:
+    """Record the report; returns whether the user was banned for it. `user_id` is the logged-in
+    session's user (None before a login: then it is only recorded)."""
+    ban = app.tamper_action == BAN and user_id is not None
+    ban_reason = (BAN_REASON_PREFIX + reason)[:MAX_REASON]
+    async with db.transaction() as tx:
+        await store.insert(
+            tx,
+            app.id,
+            user_id=user_id,
+            credential=credential,
+            hwid=hwid,
+            ip=ip,
+            reason=reason,
+            details=details,
+            now=now,
+        )
+        if ban:
+            assert user_id is not None
+            await users.ban(tx, app.id, user_id, ban_reason, now)  # also their HWIDs and last IP
+            if hwid:
+                await blacklist_store.add(tx, app.id, "hwid", hwid, ban_reason, now)
+            await session_store.end_for_user(tx, user_id)
+    return ban
