@@ -32,17 +32,13 @@ async def get_own(db: Executor, app_id: int, user_id: int, name: str) -> str:
 
 
 async def set_own(db: Database, app_id: int, user_id: int, name: str, value: str, now: int) -> None:
-    """Create or replace the user's variable `name`; a read-only one is refused."""
-    async with db.transaction() as tx:
-        user = await user_store.find_by_id(tx, app_id, user_id)
-        if user is None:
-            raise _user_gone()
-        username: str = user["username"]
-        existing = await store.find_for_user(tx, app_id, username, name)
-        if existing is not None and existing["read_only"]:
-            raise Forbidden(
-                f"The variable '{name}' is read-only: only the application's owner can change it.",
-                "variable_read_only",
-            )
-        if await store.upsert(tx, app_id, username, name=name, value=value, read_only=None, now=now) == 0:
-            raise _user_gone()
+    """Create or replace the user's variable `name`; a read-only one is refused. One statement
+    decides and writes, so the owner marking it read-only meanwhile cannot be overtaken."""
+    if await store.set_unless_read_only(db, app_id, user_id, name, value, now):
+        return
+    if await user_store.find_by_id(db, app_id, user_id) is None:
+        raise _user_gone()
+    raise Forbidden(
+        f"The variable '{name}' is read-only: only the application's owner can change it.",
+        "variable_read_only",
+    )

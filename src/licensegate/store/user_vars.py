@@ -120,3 +120,23 @@ async def count(db: Executor, app_id: int, *, user_id: int | None, name: str | N
     where, args = _filters(user_id, name)
     total: int = await db.fetch_value(f"SELECT COUNT(*) FROM user_vars v WHERE {where}", app_id, *args)
     return total
+
+
+async def set_unless_read_only(
+    db: Executor, app_id: int, user_id: int, name: str, value: str, now: int
+) -> int:
+    """Create or replace the user's variable in one statement, unless it exists read-only.
+    Returns 0 when nothing was written: the variable is read-only, or the user is gone."""
+    return await db.execute(
+        "INSERT INTO user_vars (app_id, user_id, name, value, read_only, created_at, updated_at) "
+        "SELECT u.app_id, u.id, CAST(? AS TEXT), CAST(? AS TEXT), 0, CAST(? AS BIGINT), CAST(? AS BIGINT) "
+        "FROM users u WHERE u.id = ? AND u.app_id = ? "
+        "ON CONFLICT (user_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at "
+        "WHERE user_vars.read_only = 0",
+        name,
+        value,
+        now,
+        now,
+        user_id,
+        app_id,
+    )
