@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from licensegate.api import openapi
 
@@ -22,12 +23,24 @@ def test_openapi_document_is_current_and_covers_every_operation() -> None:
     committed = json.loads((DOCS / "openapi.json").read_text())
     document = openapi.document()
     assert committed == document, f"docs/openapi.json is stale: {HOW}"
+    components = document["components"]
+
+    def resolve(item: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" not in item:
+            return item
+        _, _, kind, name = item["$ref"].split("/")
+        found: dict[str, Any] = components[kind][name]  # every reference resolves
+        return found
+
     for iface in openapi.interfaces():
         for op in iface.registry:
             entry = document["paths"][f"{iface.path}?type={op.type}"]
-            assert set(entry) == set(iface.methods)
+            assert set(entry) == {"post"}
             post = entry["post"]
             assert {int(s) for s in post["responses"]} == set(op.statuses)
-            names = [p["name"] for p in post["parameters"]]
+            for response in post["responses"].values():
+                assert resolve(response)["description"]
+            names = [resolve(p)["name"] for p in post["parameters"]]
             assert names[0] == "type"
+            assert names[1 : 1 + len(iface.credentials)] == [p.name for p in iface.credentials]
             assert [p.name for p in op.params] == names[1 + len(iface.credentials) :]

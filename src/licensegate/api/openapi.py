@@ -129,7 +129,7 @@ def _parameter(param: Param) -> dict[str, Any]:
     return entry
 
 
-def _operation(iface: Interface, op: Operation[Any], method: str) -> dict[str, Any]:
+def _operation(iface: Interface, op: Operation[Any]) -> dict[str, Any]:
     parameters = [
         {
             "name": "type",
@@ -137,7 +137,7 @@ def _operation(iface: Interface, op: Operation[Any], method: str) -> dict[str, A
             "required": True,
             "schema": {"type": "string", "const": op.type},
         },
-        *(_parameter(p) for p in iface.credentials),
+        *({"$ref": f"#/components/parameters/{iface.name}_{p.name}"} for p in iface.credentials),
         *(_parameter(p) for p in op.params),
     ]
     description = op.doc
@@ -156,12 +156,9 @@ def _operation(iface: Interface, op: Operation[Any], method: str) -> dict[str, A
                 "content": {"application/json": {"schema": {"type": "object", "properties": success_props}}},
             }
         else:
-            responses[str(status)] = {
-                "description": STATUS_TEXT[status],
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Failure"}}},
-            }
+            responses[str(status)] = {"$ref": f"#/components/responses/{iface.name}{status}"}
     return {
-        "operationId": f"{iface.name}_{op.type}" + ("" if method == "post" else f"_{method}"),
+        "operationId": f"{iface.name}_{op.type}",
         "summary": op.summary,
         "description": description.strip(),
         "tags": [f"{iface.name}: {op.group}"],
@@ -170,24 +167,58 @@ def _operation(iface: Interface, op: Operation[Any], method: str) -> dict[str, A
     }
 
 
+def _shared(ifaces: list[Interface]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Failure responses and credential parameters, written once and referenced."""
+    responses: dict[str, Any] = {}
+    parameters: dict[str, Any] = {}
+    for iface in ifaces:
+        schema = "ClientFailure" if iface.name == "client" else "Failure"
+        for status, text in STATUS_TEXT.items():
+            if status != 200:
+                responses[f"{iface.name}{status}"] = {
+                    "description": text,
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+                }
+        for param in iface.credentials:
+            parameters[f"{iface.name}_{param.name}"] = _parameter(param)
+    return responses, parameters
+
+
 def document() -> dict[str, Any]:
     paths: dict[str, Any] = {}
+    shared_responses, shared_parameters = _shared(interfaces())
     for iface in interfaces():
         for op in iface.registry:
-            paths[f"{iface.path}?type={op.type}"] = {
-                method: _operation(iface, op, method) for method in iface.methods
-            }
+            # The interface document defines POST; GET (the seller API's compatibility with tools
+            # that use it) behaves the same and is stated in the description, not listed twice.
+            paths[f"{iface.path}?type={op.type}"] = {"post": _operation(iface, op)}
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "licensegate",
             "version": __version__,
             "description": "Client API (`/api/1.0/`) and seller API (`/api/seller/`). Every operation "
-            "is selected by the `type` query parameter on its interface's single path.",
+            "is selected by the `type` query parameter on its interface's single path. Every seller "
+            "operation also answers GET with the same parameters and results.",
         },
         "paths": paths,
         "components": {
+            "responses": shared_responses,
+            "parameters": shared_parameters,
             "schemas": {
+                "ClientFailure": {
+                    "type": "object",
+                    "required": ["success", "code", "message", "error", "nonce", "ownerid"],
+                    "properties": {
+                        "success": {"type": "boolean", "const": False},
+                        "code": {"type": "integer", "description": "see docs/api/README.md"},
+                        "message": {"type": "string", "description": "text a person understands"},
+                        "error": {"type": "string", "description": "stable snake_case code"},
+                        "nonce": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+                        "ownerid": {"type": "string", "description": "the caller's ownerid"},
+                        "request_id": {"type": "string", "description": "present on unexpected faults"},
+                    },
+                },
                 "Failure": {
                     "type": "object",
                     "required": ["success", "message", "error"],
@@ -197,8 +228,8 @@ def document() -> dict[str, Any]:
                         "error": {"type": "string", "description": "stable snake_case code"},
                         "request_id": {"type": "string", "description": "present on 500 answers"},
                     },
-                }
-            }
+                },
+            },
         },
     }
 
