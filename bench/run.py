@@ -77,8 +77,19 @@ def generate_keys(http: httpx.Client, sellerkey: str, count: int) -> list[str]:
     return keys
 
 
-def open_sessions(http: httpx.Client, app: dict[str, str], count: int) -> list[str]:
-    return [http.post(client_query(app, "init")).json()["sessionid"] for _ in range(count)]
+def open_sessions(server: LiveServer, app: dict[str, str], count: int) -> list[str]:
+    """`count` new sessions, opened 64 at a time."""
+
+    async def run() -> list[str]:
+        sessions: list[str] = []
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            while len(sessions) < count:
+                batch = min(64, count - len(sessions))
+                replies = await asyncio.gather(*(http.post(client_query(app, "init")) for _ in range(batch)))
+                sessions.extend(r.json()["sessionid"] for r in replies)
+        return sessions
+
+    return asyncio.run(run())
 
 
 def bench_app(server: LiveServer, owner: str) -> dict[str, str]:
@@ -102,38 +113,46 @@ def seed_seller(server: LiveServer, _args: argparse.Namespace) -> list[Target]:
 
 
 def seed_client(server: LiveServer, args: argparse.Namespace) -> list[Target]:
-    """init; License Login of 1,000 users already bound to their HWID (each with its own session,
-    validated again by every login); and first uses of fresh keys (each key sent once)."""
+    """init, and three kinds of License Login: re-checking the licence on a session already logged in
+    as that user (no write), logging in on a new session (one write), and the first use of a fresh
+    key (creates the user). 1,000 users whose HWIDs are bound."""
     app = bench_app(server, "bench-client")
     hwid = "S-1-5-21-1111111111-2222222222-3333333333-1001"
     with httpx.Client(base_url=server.url, timeout=60) as http:
         keys = generate_keys(http, app["sellerkey"], 1000)
-        sessions = open_sessions(http, app, 1000)
+    sessions = open_sessions(server, app, 1000)
+    with httpx.Client(base_url=server.url, timeout=60) as http:
         for session, key in zip(sessions, keys, strict=True):
             response = http.post(client_query(app, "license", sessionid=session, key=key, hwid=hwid))
             assert response.status_code == 200, response.text
-        first_use_sessions = open_sessions(http, app, 1000)
-    login_paths = [
+    recheck_paths = [
         client_query(app, "license", sessionid=session, key=key, hwid=hwid)
         for session, key in zip(sessions, keys, strict=True)
     ]
-    # Enough fresh keys for a run at well above the rate first uses reach here.
-    fresh_per_run = 4000 * args.duration
+    # Enough fresh sessions and keys for a run at well above the rates these reach here.
+    per_run = 2500 * args.duration
+
+    def new_session_paths() -> list[str]:
+        fresh = open_sessions(server, app, per_run)
+        return [
+            client_query(app, "license", sessionid=session, key=keys[i % len(keys)], hwid=hwid)
+            for i, session in enumerate(fresh)
+        ]
 
     def first_use_paths() -> list[str]:
         with httpx.Client(base_url=server.url, timeout=120) as http:
-            fresh = generate_keys(http, app["sellerkey"], fresh_per_run)
+            fresh = generate_keys(http, app["sellerkey"], per_run)
+        sessions = open_sessions(server, app, per_run)
         return [
-            client_query(
-                app, "license", sessionid=first_use_sessions[i % len(first_use_sessions)], key=k, hwid=hwid
-            )
-            for i, k in enumerate(fresh)
+            client_query(app, "license", sessionid=session, key=key, hwid=hwid)
+            for session, key in zip(sessions, fresh, strict=True)
         ]
 
     init_path = [client_query(app, "init")]
     return [
         Target("client init", "POST", lambda: init_path),
-        Target("License Login (bound user)", "POST", lambda: login_paths),
+        Target("License Login (re-check)", "POST", lambda: recheck_paths),
+        Target("License Login (new session)", "POST", new_session_paths, sequential=True),
         Target("License Login (first use)", "POST", first_use_paths, sequential=True),
     ]
 
@@ -282,12 +301,14 @@ def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, 
         "",
         "- `healthz`: `GET /healthz`, no database: the ceiling of the HTTP stack on this machine.",
         "- `client init`: `POST /api/1.0/?type=init`: finds the application, opens a session (one INSERT).",
-        "- `License Login (bound user)`: `POST /api/1.0/?type=license` for a random one of 1,000 users",
-        "  whose HWID is already bound, each on its own session: session and application in one query,",
-        "  the key with its user, blacklist, grants and HWIDs, then one write transaction that validates",
-        "  the session (the user's last login is written when its second or address changes).",
-        "- `License Login (first use)`: the same operation with a fresh, unused key each time: it creates",
-        "  the user, redeems the key (grants), binds the HWID and validates the session in one transaction.",
+        "- `License Login (re-check)`: `POST /api/1.0/?type=license` for a random one of 1,000 users whose",
+        "  HWID is bound, on the session that user already logged in (a program re-checking its licence):",
+        "  the session with its application (one join), the key with its user, HWIDs and grants (one",
+        "  query), the blacklist (one query); nothing to write unless the user's last-login second changed.",
+        "- `License Login (new session)`: the same for a session `init` just opened (each used once): as",
+        "  above plus one write that marks the session logged in. This is a program's start-up.",
+        "- `License Login (first use)`: a fresh, unused key each time: creates the user, redeems the key",
+        "  (grants), binds the HWID and logs the session in, in one transaction.",
         "- `seller verify`: `GET /api/seller/?type=verify&key=...` for a random one of 1,000 keys:",
         "  seller-key authentication (one indexed lookup by the key's SHA-256), rate limiting, key lookup.",
         "",

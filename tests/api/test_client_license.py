@@ -292,3 +292,19 @@ async def test_a_user_made_from_a_resellers_key_belongs_to_that_reseller(app: Cl
     await app.ok("license", key=key, hwid=HWID)
     users = (await seller.call("fetchallusers", sellerkey=reseller_key)).json()
     assert [u["username"] for u in users["users"]] == [key]
+
+
+async def test_re_checking_the_same_login_writes_nothing_but_new_details_are_recorded(
+    app: Client, seller: Seller, services: Services
+) -> None:
+    key = await new_key(seller)
+    await app.ok("license", key=key, hwid=HWID, os="Linux")
+    before = await services.db.fetch_one("SELECT * FROM sessions WHERE id = ?", app.sessionid)
+    await app.ok("license", key=key, hwid=HWID, os="Linux")
+    assert await services.db.fetch_one("SELECT * FROM sessions WHERE id = ?", app.sessionid) == before
+    await app.ok("license", key=key, hwid=HWID, os="Windows 11")
+    assert (
+        await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", app.sessionid) == "Windows 11"
+    )
+    await app.ok("license", key=key, hwid=HWID)
+    assert await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", app.sessionid) is None

@@ -43,6 +43,7 @@ class Client:
     ip: str
     hwid: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # os, architecture, device, ...
+    recorded: tuple[Any, ...] | None = None  # the login the session records already, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +196,8 @@ def _login_to_record(user: Row | dict[str, Any], client: Client, now: int) -> bo
 
 
 async def _validate(db: Executor, user_id: int, client: Client, credential: str) -> None:
+    if client.recorded == session_store.login_record(user_id, credential, client.hwid, client.details):
+        return  # the session already records exactly this login (a program re-checking its licence)
     await session_store.validate(
         db,
         client.session_id,

@@ -302,6 +302,7 @@ sessions = sa.Table(
     _text("cpu_cores"),
     _text("ram"),
     _text("client_version"),
+    _text("client_token"),  # the `token` a License Login sent
     sa.Index(None, "app_id", "validated", "expires_at"),
     sa.Index(None, "app_id", "ip"),
     sa.Index(None, "user_id"),

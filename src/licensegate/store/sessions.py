@@ -76,8 +76,35 @@ async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:
 
 SESSION_COLUMNS = (
     "s.id AS session_id, s.user_id, s.credential, s.validated, s.created_at AS session_created_at, "
-    "s.expires_at AS session_expires_at"
+    "s.expires_at AS session_expires_at, s.hwid AS session_hwid, s.os AS session_os, "
+    "s.architecture AS session_architecture, s.device AS session_device, "
+    "s.cpu_cores AS session_cpu_cores, s.ram AS session_ram, s.client_version AS session_client_version, "
+    "s.client_token AS session_client_token"
 )
+CLIENT_DETAILS = ("os", "architecture", "device", "cpu_cores", "ram", "version", "token")
+
+
+def login_record(user_id: int, credential: str, hwid: str | None, client: dict[str, Any]) -> tuple[Any, ...]:
+    """What `validate` writes, in column order: equal tuples mean the write would change nothing."""
+    return (user_id, credential, hwid, *(client.get(name) for name in CLIENT_DETAILS))
+
+
+def recorded_login(row: Row) -> tuple[Any, ...] | None:
+    """The login a session's row records (from `find_with_app`), or None if it has none."""
+    if not row["validated"]:
+        return None
+    return (
+        row["user_id"],
+        row["credential"],
+        row["session_hwid"],
+        row["session_os"],
+        row["session_architecture"],
+        row["session_device"],
+        row["session_cpu_cores"],
+        row["session_ram"],
+        row["session_client_version"],
+        row["session_client_token"],
+    )
 
 
 async def find_with_app(db: Executor, session_id: str) -> Row | None:
@@ -112,16 +139,9 @@ async def validate(
     """Mark the session logged in as this user, with what the client told about itself."""
     return await db.execute(
         "UPDATE sessions SET validated = 1, user_id = ?, credential = ?, hwid = ?, os = ?, "
-        "architecture = ?, device = ?, cpu_cores = ?, ram = ?, client_version = ? WHERE id = ?",
-        user_id,
-        credential,
-        hwid,
-        client.get("os"),
-        client.get("architecture"),
-        client.get("device"),
-        client.get("cpu_cores"),
-        client.get("ram"),
-        client.get("version"),
+        "architecture = ?, device = ?, cpu_cores = ?, ram = ?, client_version = ?, client_token = ? "
+        "WHERE id = ?",
+        *login_record(user_id, credential, hwid, client),
         session_id,
     )
 

@@ -62,6 +62,8 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 
 
 CHECKPOINT_INTERVAL = 1.0  # seconds
+CACHE_KIB = 64 * 1024  # page cache per connection
+MMAP_BYTES = 256 * 1024 * 1024
 
 
 class _Checkpointer:
@@ -113,6 +115,10 @@ def connect(path: str) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # SQLite's default page cache is 2 MB; a lookup that misses it asks the OS. Memory-mapped
+        # reads also make re-reading pages cheap after another worker process has written.
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         if path != ":memory:":
             conn.execute("PRAGMA wal_autocheckpoint=0")  # the _Checkpointer thread does it
         conn.execute("PRAGMA foreign_keys=ON")

@@ -38,6 +38,7 @@ def _client(call: ClientCall) -> logins.Client:
         ip=call.ip,
         hwid=call.args.opt_text("hwid"),
         details={k: v for k, v in details.items() if v is not None},
+        recorded=call.live_session.recorded,
     )
 
 

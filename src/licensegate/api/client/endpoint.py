@@ -73,6 +73,7 @@ async def identify(
         credential=row["credential"],
         validated=bool(row["validated"]),
         expires_at=row["session_expires_at"],
+        recorded=session_store.recorded_login(row),
     )
     return app, session
 

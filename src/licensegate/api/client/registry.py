@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 
@@ -20,6 +21,7 @@ class ClientSession:
     credential: str | None
     validated: bool
     expires_at: int
+    recorded: tuple[Any, ...] | None = None  # what its login recorded (store.sessions.login_record)
 
 
 @dataclass(slots=True)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 04:16:55.889610
+Create Date: 2026-11-22 04:56:59.055334
 """
 
 from __future__ import annotations
@@ -556,6 +556,7 @@ def upgrade() -> None:
         sa.Column("cpu_cores", sa.Text(), nullable=True),
         sa.Column("ram", sa.Text(), nullable=True),
         sa.Column("client_version", sa.Text(), nullable=True),
+        sa.Column("client_token", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(
             ["app_id"], ["apps.id"], name=op.f("fk_sessions_app_id_apps"), ondelete="CASCADE"
         ),
