@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.freezes import SUB_PAUSE, give_back
 
 
 async def exists_for_account(db: Executor, account_id: int, name: str) -> bool:
@@ -91,30 +92,20 @@ async def pause(db: Executor, app_id: int, now: int) -> int:
 # Where a grant's clock stopped on its own while the application was paused: at its user pause
 # (which can only begin while its subscription runs, so it is the earlier), else at its
 # subscription's pause, else it ran until now. Bind: now.
-_OWN_FREEZE = (
-    "COALESCE(paused_at, (SELECT s.paused_at FROM subscriptions s "
-    "WHERE s.id = user_subscriptions.subscription_id), ?)"
-)
-
-
 async def unpause(db: Executor, app_id: int, paused_at: int, now: int) -> int:
-    """Give back the time the application's pause froze, then clear the pause.
-
-    Every grant of the application that was running when the pause began (expires_at >
-    paused_at) moves forward by the part of the pause during which nothing else froze it: the
-    whole pause for a grant that is neither paused itself nor of a paused subscription, and
-    only the stretch up to that other pause otherwise (that pause's own unpause gives back the
-    rest, so no second is given back twice). Run inside a transaction.
-    """
+    """Give back the time the application's pause froze, then clear the pause. Every grant of the
+    application that was running when its clock stopped moves forward by the stretch this pause
+    alone held it (see `user_subscriptions.give_back`). Run inside a transaction."""
     await db.execute(
-        f"UPDATE user_subscriptions SET expires_at = expires_at + ({_OWN_FREEZE} - ?) "
+        "UPDATE user_subscriptions SET expires_at = expires_at + "
+        f"{give_back(db.dialect, '?', ('paused_at', SUB_PAUSE))} "
         "WHERE user_id IN (SELECT id FROM users WHERE app_id = ?) "
-        f"AND expires_at > ? AND {_OWN_FREEZE} > ?",
+        f"AND (expires_at > ? OR expires_at > paused_at OR expires_at > {SUB_PAUSE})",
+        now,
+        now,
         now,
         paused_at,
         app_id,
-        paused_at,
-        now,
         paused_at,
     )
     return await db.execute(

@@ -90,3 +90,12 @@ async def open_database(url: str, *, pool_size: int = 10) -> Database:
     from licensegate.store.postgres import PostgresDatabase
 
     return await PostgresDatabase.open(postgres_dsn(url), pool_size=pool_size)
+
+
+def least(dialect: str, *exprs: str) -> str:
+    """The smallest of SQL expressions (none of them NULL): SQLite spells it MIN, PostgreSQL LEAST."""
+    return f"{'MIN' if dialect == 'sqlite' else 'LEAST'}({', '.join(exprs)})"
+
+
+def greatest(dialect: str, *exprs: str) -> str:
+    return f"{'MAX' if dialect == 'sqlite' else 'GREATEST'}({', '.join(exprs)})"

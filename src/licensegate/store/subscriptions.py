@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.freezes import APP_PAUSE, give_back
 
 # A user's subscription counts only while unexpired and neither it nor its definition is paused.
 ACTIVE_GRANT = "us.expires_at > ? AND us.paused_at IS NULL AND s.paused_at IS NULL"
@@ -57,12 +58,17 @@ async def pause(db: Executor, sub_id: int, now: int) -> int:
 
 
 async def unpause(db: Executor, sub_id: int, paused_at: int, now: int) -> int:
-    """Give back the frozen time: grants that were running when the pause began move their
-    expiry forward by the length of the pause. Grants a user-level pause froze keep their own."""
+    """Give back the frozen time (see `user_subscriptions.give_back`): grants that were running
+    when their clock stopped move forward by the stretch this pause alone held them."""
     await db.execute(
-        "UPDATE user_subscriptions SET expires_at = expires_at + ? "
-        "WHERE subscription_id = ? AND expires_at > ? AND paused_at IS NULL",
-        now - paused_at,
+        "UPDATE user_subscriptions SET expires_at = expires_at + "
+        f"{give_back(db.dialect, '?', ('paused_at', APP_PAUSE))} "
+        "WHERE subscription_id = ? "
+        f"AND (expires_at > ? OR expires_at > paused_at OR expires_at > {APP_PAUSE})",
+        now,
+        now,
+        now,
+        paused_at,
         sub_id,
         paused_at,
     )

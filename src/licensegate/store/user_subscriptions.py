@@ -10,10 +10,17 @@ has": extending adds to them and only users without one count as expired.
 from __future__ import annotations
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.freezes import APP_PAUSE, SUB_PAUSE, give_back
 from licensegate.store.subscriptions import ACTIVE_GRANT
 
 # Bind: now.
-LIVE_GRANT = "us.expires_at > COALESCE(us.paused_at, s.paused_at, ?)"
+# Time left when the grant's clock stopped: at its own pause, its subscription's, its application's,
+# or now, whichever came first. `x > min(a, b, c)` is `x > a OR x > b OR x > c`, and a freeze that
+# is not on (NULL) drops out of the OR.
+LIVE_GRANT = (
+    "(us.expires_at > ? OR us.expires_at > us.paused_at OR us.expires_at > s.paused_at "
+    "OR us.expires_at > (SELECT paused_at FROM apps WHERE id = s.app_id))"
+)
 
 _JOIN = "FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id"
 
@@ -121,13 +128,14 @@ async def pause_user(db: Executor, user_id: int, now: int) -> int:
 
 
 async def unpause_user(db: Executor, user_id: int, now: int) -> int:
-    """Thaw the user's frozen grants: each expiry moves forward by the length of the freeze. If
-    the grant's subscription has been paused since, the grant is thawed only up to that pause
-    (it stays frozen with the subscription, whose unpause gives back the rest)."""
+    """Thaw the user's frozen grants. Each gets back the time it was frozen, except any stretch a
+    pause of its subscription or application still holds (that pause's end gives it back)."""
     return await db.execute(
-        "UPDATE user_subscriptions SET expires_at = expires_at + COALESCE("
-        "(SELECT s.paused_at FROM subscriptions s WHERE s.id = user_subscriptions.subscription_id), ?"
-        ") - paused_at, paused_at = NULL WHERE user_id = ? AND paused_at IS NOT NULL",
+        "UPDATE user_subscriptions SET expires_at = expires_at + "
+        f"{give_back(db.dialect, 'paused_at', (SUB_PAUSE, APP_PAUSE))}, paused_at = NULL "
+        "WHERE user_id = ? AND paused_at IS NOT NULL",
+        now,
+        now,
         now,
         user_id,
     )
