@@ -208,7 +208,7 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
         server = start_server(
             url,
             folder,
-            workers=args.workers,
+            args.workers,
             LICENSEGATE_SELLER_RATE_LIMIT=UNLIMITED,
         )
         try:

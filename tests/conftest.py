@@ -89,19 +89,32 @@ async def seller(services: Services, client: httpx.AsyncClient) -> Seller:
     return await create_seller(services, client)
 
 
-@pytest.fixture(scope="module", params=databases.FLAVOURS)
-def live_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+def serve_live(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, **env: str
 ) -> Iterator[LiveServer]:
     """A real `licensegate serve` process with two workers, on its own database."""
     folder = tmp_path_factory.mktemp("live")
-    name = databases.unique_name("lglive")
     if request.param == "sqlite":
         url = f"sqlite:///{folder / 'live.db'}"
     else:
-        url = asyncio.run(databases.create_postgres_database(name))
-    server = start_server(url, folder)
+        url = asyncio.run(databases.create_postgres_database(databases.unique_name("lglive")))
+    server = start_server(url, folder, **env)
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module", params=databases.FLAVOURS)
+def live_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    yield from serve_live(request, tmp_path_factory)
+
+
+@pytest.fixture(scope="module", params=databases.FLAVOURS)
+def outbound_live_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """A live server whose outbound requests may reach the loopback address (local test targets)."""
+    yield from serve_live(request, tmp_path_factory, LICENSEGATE_OUTBOUND_ALLOW="127.0.0.1")

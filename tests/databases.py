@@ -86,14 +86,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def drop_postgres_database(name: str) -> None:
-    conn = await _admin()
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
-
-
 _TABLES = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
 
 

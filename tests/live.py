@@ -70,7 +70,15 @@ class LiveServer:
                 self.process.wait(timeout=10)
 
 
-def start_server(database_url: str, data_dir: Path, workers: int = 2, **env: str) -> LiveServer:
+def seller_call(
+    server: LiveServer, sellerkey: str, type_: str, /, method: str = "GET", **params: str
+) -> httpx.Response:
+    """One seller API call to a live server."""
+    query = {"sellerkey": sellerkey, "type": type_, **params}
+    return httpx.request(method, f"{server.url}/api/seller/", params=query, timeout=30)
+
+
+def start_server(database_url: str, data_dir: Path, workers: int = 2, /, **env: str) -> LiveServer:
     port = free_port()
     log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - lives as long as the process
     process = subprocess.Popen(

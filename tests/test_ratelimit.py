@@ -64,7 +64,7 @@ def test_seller_limit_holds_across_two_workers(tmp_path: Path, backend: str) -> 
     extra = {"LICENSEGATE_SELLER_RATE_LIMIT": "10", "LICENSEGATE_SELLER_RATE_WINDOW": "3600"}
     if backend == "redis":
         extra |= {"LICENSEGATE_REDIS_URL": REDIS_URL, "LICENSEGATE_REDIS_PREFIX": f"t{secrets.token_hex(4)}"}
-    server = start_server(url, tmp_path, workers=2, **extra)
+    server = start_server(url, tmp_path, 2, **extra)
     try:
         with httpx.Client(base_url=server.url, timeout=10) as http:
             # Fresh connections spread the requests over both workers.

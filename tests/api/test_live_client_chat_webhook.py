@@ -3,16 +3,14 @@ workers), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests import databases
 from tests.httpservers import LocalServer, serving
-from tests.live import LiveServer, start_server
+from tests.live import LiveServer
 
 pytestmark = pytest.mark.server
 
@@ -42,24 +40,9 @@ def logged_in_session(http: httpx.Client, server: LiveServer, created: dict[str,
     return session
 
 
-@pytest.fixture(scope="module", params=databases.FLAVOURS)
-def outbound_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    """A real server that may call the loopback address (the local test target)."""
-    folder = tmp_path_factory.mktemp("live-webhook")
-    name = databases.unique_name("lghook")
-    if request.param == "sqlite":
-        url = f"sqlite:///{folder / 'live.db'}"
-    else:
-        url = asyncio.run(databases.create_postgres_database(name))
-    server = start_server(url, folder, workers=2, LICENSEGATE_OUTBOUND_ALLOW="127.0.0.1")
-    try:
-        yield server
-    finally:
-        server.stop()
-        if request.param == "postgres":
-            asyncio.run(databases.drop_postgres_database(name))
+@pytest.fixture(scope="module")
+def outbound_server(outbound_live_server: LiveServer) -> LiveServer:
+    return outbound_live_server
 
 
 @pytest.fixture

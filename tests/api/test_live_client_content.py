@@ -7,7 +7,6 @@ run (a file added by URL, the log forwarding URL)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,32 +15,17 @@ import httpx
 import orjson
 import pytest
 
-from tests import databases
 from tests.httpservers import LocalServer, serving
-from tests.live import LiveServer, start_server
+from tests.live import LiveServer
 
 pytestmark = pytest.mark.server
 
 HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
 
 
-@pytest.fixture(scope="module", params=databases.FLAVOURS)
-def live_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    folder = tmp_path_factory.mktemp("live-client-content")
-    name = databases.unique_name("lglivecc")
-    if request.param == "sqlite":
-        url = f"sqlite:///{folder / 'live.db'}"
-    else:
-        url = asyncio.run(databases.create_postgres_database(name))
-    server = start_server(url, folder, LICENSEGATE_OUTBOUND_ALLOW="127.0.0.1")
-    try:
-        yield server
-    finally:
-        server.stop()
-        if request.param == "postgres":
-            asyncio.run(databases.drop_postgres_database(name))
+@pytest.fixture(scope="module")
+def live_server(outbound_live_server: LiveServer) -> LiveServer:
+    return outbound_live_server
 
 
 @pytest.fixture

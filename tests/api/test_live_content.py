@@ -7,15 +7,9 @@ import httpx
 import pytest
 
 from tests.live import LiveServer
+from tests.live import seller_call as call
 
 pytestmark = pytest.mark.server
-
-
-def call(
-    server: LiveServer, sellerkey: str, type_: str, /, method: str = "GET", **params: str
-) -> httpx.Response:
-    query = {"sellerkey": sellerkey, "type": type_, **params}
-    return httpx.request(method, f"{server.url}/api/seller/", params=query, timeout=10)
 
 
 def test_files_upload_and_list_over_the_wire(live_server: LiveServer) -> None:

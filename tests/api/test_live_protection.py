@@ -9,23 +9,16 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import httpx
 import pytest
 
 from licensegate.store import client_logs, tamper_logs
 from licensegate.store.database import Database, open_database
 from tests.live import LiveServer
+from tests.live import seller_call as call
 
 pytestmark = pytest.mark.server
 
 T = TypeVar("T")
-
-
-def call(
-    server: LiveServer, sellerkey: str, type_: str, /, method: str = "GET", **params: str
-) -> httpx.Response:
-    query = {"sellerkey": sellerkey, "type": type_, **params}
-    return httpx.request(method, f"{server.url}/api/seller/", params=query, timeout=10)
 
 
 def with_db(server: LiveServer, work: Callable[[Database], Awaitable[T]]) -> T:

@@ -7,19 +7,12 @@ from __future__ import annotations
 import random
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 
 from tests.live import LiveServer
+from tests.live import seller_call as call
 
 pytestmark = pytest.mark.server
-
-
-def call(
-    server: LiveServer, sellerkey: str, type_: str, /, method: str = "GET", **params: str
-) -> httpx.Response:
-    query = {"sellerkey": sellerkey, "type": type_, **params}
-    return httpx.request(method, f"{server.url}/api/seller/", params=query, timeout=30)
 
 
 def test_concurrent_reseller_generation_spends_exactly_the_balance(live_server: LiveServer) -> None:
