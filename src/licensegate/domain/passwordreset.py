@@ -15,6 +15,7 @@ from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.store import password_resets as store
 from licensegate.store import sessions as session_store
+from licensegate.store import users as user_store
 from licensegate.store.database import Database
 
 LINK_SECONDS = 3600
@@ -63,7 +64,7 @@ async def complete(db: Database, passwords: Passwords, *, token: str, password: 
     async with db.transaction() as tx:
         if not await store.use(tx, row["id"], now):
             raise Forbidden("This link has expired or was already used.", "invalid_reset_token")
-        await store.set_password(tx, row["user_id"], password_hash)
+        await user_store.set_password(tx, row["user_id"], password_hash)
         await store.spend_all_for_user(tx, row["user_id"], now)
         await session_store.end_for_user(tx, row["user_id"])
     username: str = row["username"]

@@ -49,7 +49,3 @@ async def spend_all_for_user(db: Executor, user_id: int, now: int) -> None:
     await db.execute(
         "UPDATE password_resets SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, user_id
     )
-
-
-async def set_password(db: Executor, user_id: int, password_hash: str) -> None:
-    await db.execute("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id)
