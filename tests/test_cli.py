@@ -81,6 +81,21 @@ def test_bad_setting_gives_one_line(tmp_path: Path) -> None:
     assert_one_line_error(done, "LICENSEGATE_WORKERS must be a whole number")
 
 
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["migrate"]])
+def test_unknown_log_level_gives_one_line(tmp_path: Path, command: list[str]) -> None:
+    done = subprocess.run(
+        [*LICENSEGATE, *command],
+        env=server_env(f"sqlite:///{tmp_path / 'x.db'}", tmp_path, LICENSEGATE_LOG_LEVEL="chatty"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_one_line_error(
+        done, "LICENSEGATE_LOG_LEVEL must be one of debug, info, warning, error, got 'chatty'"
+    )
+    assert not (tmp_path / "x.db").exists()  # refused before touching the database
+
+
 def test_migrate_brings_an_empty_database_to_head(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     done = run(["migrate"], url, tmp_path)

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from licensegate.config import ENV_PREFIX, ConfigError, Settings
+from licensegate.config import ENV_PREFIX, ConfigError, Settings, with_markdown_table
 
 
 class CommandError(Exception):
@@ -100,6 +100,9 @@ def cmd_reference(args: argparse.Namespace) -> int:
     for iface in openapi.interfaces():
         (out / "api" / f"{iface.name}.md").write_text(openapi.markdown(iface))
     (out / "openapi.json").write_text(json.dumps(openapi.document(), indent=2) + "\n")
+    operations = out / "operations.md"
+    if operations.exists():  # the settings table inside the hand-written operations guide
+        operations.write_text(with_markdown_table(operations.read_text()))
     print(f"wrote the API reference under {out}", file=sys.stderr)
     return 0
 
@@ -129,7 +132,10 @@ def parser() -> argparse.ArgumentParser:
     spec = sub.add_parser("openapi", help="print the OpenAPI document of both APIs")
     spec.set_defaults(run=cmd_openapi)
 
-    reference = sub.add_parser("reference", help="write docs/api/*.md and docs/openapi.json")
+    reference = sub.add_parser(
+        "reference",
+        help="write docs/api/*.md, docs/openapi.json and the settings table of docs/operations.md",
+    )
     reference.add_argument("--output", default="docs", help="documentation folder (default: docs)")
     reference.set_defaults(run=cmd_reference)
     return top

@@ -1,11 +1,20 @@
-"""Settings from environment variables, with defaults that start a working service on SQLite."""
+"""Settings from environment variables, with defaults that start a working service on SQLite.
+
+Each setting is declared once, as a field of `Settings` made by `setting()`: its type (the
+annotation), default, bounds or choices and a one-line description. Its variable is
+`LICENSEGATE_` + the field name in capitals. Parsing, validation and the table in
+docs/operations.md (written by `licensegate reference`, checked by a test) all come from there.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import Field, dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
+from typing import Any, get_type_hints
 
 ENV_PREFIX = "LICENSEGATE_"
 
@@ -16,54 +25,26 @@ class ConfigError(ValueError):
     """A setting has a value the service cannot use."""
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(ENV_PREFIX + name)
-    if value is None or value.strip() == "":
-        return None
-    return value.strip()
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """How one setting is read and documented, beside its type and default."""
+
+    doc: str
+    minimum: int | None = None
+    choices: tuple[str, ...] = ()
+    shown: str | None = None  # the default as the documentation shows it, when not the value itself
 
 
-def _int(name: str, default: int, minimum: int = 0) -> int:
-    raw = _env(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{ENV_PREFIX}{name} must be a whole number, got {raw!r}") from exc
-    if value < minimum:
-        raise ConfigError(f"{ENV_PREFIX}{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def _networks(name: str) -> tuple[IPNetwork, ...]:
-    raw = _env(name)
-    if raw is None:
-        return ()
-    nets: list[IPNetwork] = []
-    for part in raw.replace(";", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            nets.append(ipaddress.ip_network(part, strict=False))
-        except ValueError as exc:
-            raise ConfigError(f"{ENV_PREFIX}{name}: {part!r} is not an IP address or CIDR") from exc
-    return tuple(nets)
-
-
-def _list(name: str) -> tuple[str, ...]:
-    raw = _env(name)
-    if raw is None:
-        return ()
-    return tuple(part.strip() for part in raw.replace(";", ",").split(",") if part.strip())
-
-
-def _choice(name: str, choices: tuple[str, ...], default: str) -> str:
-    raw = (_env(name) or default).lower()
-    if raw not in choices:
-        raise ConfigError(f"{ENV_PREFIX}{name} must be one of {', '.join(choices)}, got {raw!r}")
-    return raw
+def setting(
+    default: Any,
+    doc: str,
+    *,
+    minimum: int | None = None,
+    choices: tuple[str, ...] = (),
+    shown: str | None = None,
+) -> Any:
+    """Declare a field of `Settings` (typed `Any` so that each field keeps its own annotation)."""
+    return field(default=default, metadata={"rule": Rule(doc, minimum, choices, shown)})
 
 
 def default_database_url(data_dir: Path) -> str:
@@ -72,80 +53,205 @@ def default_database_url(data_dir: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    data_dir: Path = Path("data")
-    database_url: str = ""
-    redis_url: str | None = None
-    redis_prefix: str = "lg"  # namespaces every Redis key, so several deployments can share one server
-    host: str = "127.0.0.1"
-    port: int = 8000
-    workers: int = 1
-    # Request size limits: the whole query string, and a non-upload request body.
-    max_query_bytes: int = 16 * 1024
-    max_body_bytes: int = 64 * 1024
-    # argon2id cost; the default is OWASP's minimum profile (about 22 ms per verify here).
-    argon2_time_cost: int = 2
-    argon2_memory_kib: int = 19 * 1024
-    argon2_parallelism: int = 1
-    password_threads: int = 2
-    # Seller API requests allowed per application per window.
-    seller_rate_limit: int = 3000
-    seller_rate_window: int = 60
-    # Proxies whose X-Forwarded-For header is believed.
-    trusted_proxies: tuple[IPNetwork, ...] = field(default_factory=tuple)
-    pg_pool_size: int = 10
-    log_level: str = "warning"
-    # Files: uploads up to this size; the client API's Download File sends at most client_file_bytes.
-    max_upload_bytes: int = 50 * 1024 * 1024
-    client_file_bytes: int = 8 * 1024 * 1024
-    # Outbound HTTP (files by URL, webhooks, log forwarding).
-    outbound_allow: tuple[str, ...] = ()  # hosts or CIDRs that may be reached although internal
-    outbound_timeout: int = 10
-    outbound_max_bytes: int = 1024 * 1024  # largest reply read from a webhook
-    # E-mail (password reset) through SMTP.
-    smtp_host: str | None = None
-    smtp_port: int = 587
-    smtp_user: str | None = None
-    smtp_password: str | None = None
-    smtp_from: str = "licensegate@localhost"
-    smtp_security: str = "starttls"  # starttls | tls | none
-    public_url: str = "http://127.0.0.1:8000"  # how users reach this service (links in e-mails)
+    data_dir: Path = setting(  # noqa: RUF009 - setting() returns a dataclasses.Field
+        Path("data"), "folder for the default SQLite database and uploaded files"
+    )
+    database_url: str = setting(
+        "",
+        "`sqlite:///relative/path.db`, `sqlite:////absolute/path.db` or "
+        "`postgresql://user:pass@host:5432/db`",
+        shown="sqlite:///data/licensegate.db",  # empty means: licensegate.db in data_dir
+    )
+    redis_url: str | None = setting(
+        None, "e.g. `redis://127.0.0.1:6379/0`; shares rate-limit counters between workers and machines"
+    )
+    redis_prefix: str = setting("lg", "prefix of every Redis key, so deployments can share one Redis")
+    host: str = setting("127.0.0.1", "address to listen on")
+    port: int = setting(8000, "port to listen on", minimum=0)
+    workers: int = setting(1, "worker processes (about one per core)", minimum=1)
+    max_query_bytes: int = setting(16 * 1024, "largest query string accepted (400 above)", minimum=1024)
+    max_body_bytes: int = setting(
+        64 * 1024, "largest request body accepted, except file uploads (400 above)", minimum=1024
+    )
+    argon2_time_cost: int = setting(2, "argon2id passes", minimum=1)
+    argon2_memory_kib: int = setting(
+        19 * 1024, "argon2id memory (19 MiB: OWASP's minimum profile, about 22 ms per check)", minimum=8
+    )
+    argon2_parallelism: int = setting(1, "argon2id lanes", minimum=1)
+    password_threads: int = setting(
+        2, "threads per worker that hash and verify passwords, off the event loop", minimum=1
+    )
+    seller_rate_limit: int = setting(
+        3000, "seller API requests allowed per application per window", minimum=1
+    )
+    seller_rate_window: int = setting(60, "that window, in seconds", minimum=1)
+    trusted_proxies: tuple[IPNetwork, ...] = setting(
+        (), "comma-separated IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed"
+    )
+    pg_pool_size: int = setting(10, "PostgreSQL connections per worker process", minimum=1)
+    log_level: str = setting(
+        "warning", "what the service logs", choices=("debug", "info", "warning", "error")
+    )
+    public_url: str = setting(
+        "http://127.0.0.1:8000", "how end users reach the service; password-reset links start with it"
+    )
+    smtp_host: str | None = setting(
+        None,
+        "SMTP server for password-reset e-mail; unset = Forgot Password answers 403 `email_not_configured`",
+    )
+    smtp_port: int = setting(587, "the SMTP server's port", minimum=1)
+    smtp_security: str = setting(
+        "starttls",
+        "how SMTP is encrypted; `tls` means implicit TLS, usually on port 465",
+        choices=("starttls", "tls", "none"),
+    )
+    smtp_user: str | None = setting(None, "SMTP login name, when the server wants one")
+    smtp_password: str | None = setting(None, "SMTP password, when the server wants one")
+    smtp_from: str = setting("licensegate@localhost", "the sender address")
+    max_upload_bytes: int = setting(
+        50 * 1024 * 1024, "largest file the seller API accepts (50 MiB)", minimum=1024
+    )
+    client_file_bytes: int = setting(
+        8 * 1024 * 1024, "largest file the client API's Download File sends", minimum=1024
+    )
+    outbound_allow: tuple[str, ...] = setting(
+        (),
+        "comma-separated hosts or CIDRs that outbound requests (files by URL, webhooks, log forwarding) "
+        "may reach although they are internal",
+    )
+    outbound_timeout: int = setting(10, "seconds an outbound request may take in all", minimum=1)
+    outbound_max_bytes: int = setting(1024 * 1024, "largest reply read from a webhook", minimum=1024)
+    shutdown_drain: int = setting(
+        15,
+        "seconds a stopping worker waits for e-mail and other work still under way after responses, "
+        "then drops it",
+        minimum=0,
+    )
+
+    def __post_init__(self) -> None:
+        if not self.database_url:
+            object.__setattr__(self, "database_url", default_database_url(self.data_dir))
+        object.__setattr__(self, "public_url", self.public_url.rstrip("/"))
 
     @classmethod
-    def from_env(cls) -> Settings:
-        data_dir = Path(_env("DATA_DIR") or "data")
-        settings = cls(
-            data_dir=data_dir,
-            database_url=_env("DATABASE_URL") or default_database_url(data_dir),
-            redis_url=_env("REDIS_URL"),
-            redis_prefix=_env("REDIS_PREFIX") or "lg",
-            host=_env("HOST") or "127.0.0.1",
-            port=_int("PORT", 8000, 0),
-            workers=_int("WORKERS", 1, 1),
-            max_query_bytes=_int("MAX_QUERY_BYTES", 16 * 1024, 1024),
-            max_body_bytes=_int("MAX_BODY_BYTES", 64 * 1024, 1024),
-            argon2_time_cost=_int("ARGON2_TIME_COST", 2, 1),
-            argon2_memory_kib=_int("ARGON2_MEMORY_KIB", 19 * 1024, 8),
-            argon2_parallelism=_int("ARGON2_PARALLELISM", 1, 1),
-            password_threads=_int("PASSWORD_THREADS", 2, 1),
-            seller_rate_limit=_int("SELLER_RATE_LIMIT", 3000, 1),
-            seller_rate_window=_int("SELLER_RATE_WINDOW", 60, 1),
-            trusted_proxies=_networks("TRUSTED_PROXIES"),
-            pg_pool_size=_int("PG_POOL_SIZE", 10, 1),
-            log_level=(_env("LOG_LEVEL") or "warning").lower(),
-            max_upload_bytes=_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, 1024),
-            client_file_bytes=_int("CLIENT_FILE_BYTES", 8 * 1024 * 1024, 1024),
-            outbound_allow=_list("OUTBOUND_ALLOW"),
-            outbound_timeout=_int("OUTBOUND_TIMEOUT", 10, 1),
-            outbound_max_bytes=_int("OUTBOUND_MAX_BYTES", 1024 * 1024, 1024),
-            smtp_host=_env("SMTP_HOST"),
-            smtp_port=_int("SMTP_PORT", 587, 1),
-            smtp_user=_env("SMTP_USER"),
-            smtp_password=_env("SMTP_PASSWORD"),
-            smtp_from=_env("SMTP_FROM") or "licensegate@localhost",
-            smtp_security=_choice("SMTP_SECURITY", ("starttls", "tls", "none"), "starttls"),
-            public_url=(_env("PUBLIC_URL") or "http://127.0.0.1:8000").rstrip("/"),
-        )
-        return settings
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
+        """Read every declared setting from `environ`; an unusable value raises `ConfigError`
+        with a message that names the variable."""
+        values: dict[str, Any] = {}
+        for declared, parse in _declarations():
+            raw = environ.get(env_name(declared))
+            if raw is not None and raw.strip():
+                values[declared.name] = parse(env_name(declared), raw.strip(), declared.metadata["rule"])
+        return cls(**values)
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def env_name(declared: Field[Any]) -> str:
+    return ENV_PREFIX + declared.name.upper()
+
+
+# Reading a variable's text, by the field's type.
+
+
+def _whole_number(name: str, raw: str, rule: Rule) -> int:
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from exc
+    if rule.minimum is not None and value < rule.minimum:
+        raise ConfigError(f"{name} must be at least {rule.minimum}, got {value}")
+    return value
+
+
+def _text(name: str, raw: str, rule: Rule) -> str:
+    if not rule.choices:
+        return raw
+    value = raw.lower()
+    if value not in rule.choices:
+        raise ConfigError(f"{name} must be one of {', '.join(rule.choices)}, got {raw!r}")
+    return value
+
+
+def _items(raw: str) -> Iterator[str]:
+    return (part.strip() for part in raw.replace(";", ",").split(",") if part.strip())
+
+
+def _names(_name: str, raw: str, _rule: Rule) -> tuple[str, ...]:
+    return tuple(_items(raw))
+
+
+def _networks(name: str, raw: str, _rule: Rule) -> tuple[IPNetwork, ...]:
+    nets: list[IPNetwork] = []
+    for part in _items(raw):
+        try:
+            nets.append(ipaddress.ip_network(part, strict=False))
+        except ValueError as exc:
+            raise ConfigError(f"{name}: {part!r} is not an IP address or CIDR") from exc
+    return tuple(nets)
+
+
+def _path(_name: str, raw: str, _rule: Rule) -> Path:
+    return Path(raw)
+
+
+Parser = Callable[[str, str, Rule], object]
+
+PARSERS: dict[object, Parser] = {
+    int: _whole_number,
+    str: _text,
+    str | None: _text,
+    Path: _path,
+    tuple[str, ...]: _names,
+    tuple[IPNetwork, ...]: _networks,
+}
+
+
+@cache
+def _declarations() -> tuple[tuple[Field[Any], Parser], ...]:
+    hints = get_type_hints(Settings)
+    return tuple((declared, PARSERS[hints[declared.name]]) for declared in fields(Settings))
+
+
+def declared() -> tuple[Field[Any], ...]:
+    """Every setting, in declaration order."""
+    return tuple(declared for declared, _ in _declarations())
+
+
+def shown_default(declared: Field[Any]) -> str:
+    rule: Rule = declared.metadata["rule"]
+    if rule.shown is not None:
+        return rule.shown
+    if declared.default in (None, ()):
+        return "unset"
+    return str(declared.default)
+
+
+def markdown_table() -> str:
+    """The settings table of docs/operations.md."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for each in declared():
+        rule: Rule = each.metadata["rule"]
+        default = shown_default(each)
+        default = default if default == "unset" else f"`{default}`"
+        meaning = rule.doc
+        if rule.choices:
+            meaning += f" (one of {', '.join(f'`{choice}`' for choice in rule.choices)})"
+        lines.append(f"| `{env_name(each)}` | {default} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+TABLE_START = "<!-- settings table: written by `licensegate reference` from src/licensegate/config.py -->\n"
+TABLE_END = "<!-- end of settings table -->\n"
+
+
+def with_markdown_table(page: str) -> str:
+    """`page` (docs/operations.md) with its settings table rewritten from the declarations."""
+    before, start, rest = page.partition(TABLE_START)
+    _, end, after = rest.partition(TABLE_END)
+    if not (start and end):
+        raise ConfigError(
+            f"the settings table's markers are missing: {TABLE_START.strip()} ... {TABLE_END.strip()}"
+        )
+    return before + TABLE_START + "\n" + markdown_table() + "\n" + TABLE_END + after

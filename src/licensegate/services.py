@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from licensegate.background import Background
@@ -46,8 +47,9 @@ class Services:
         )
 
     async def close(self) -> None:
-        await self.mailer.drain()
-        await self.background.drain()
+        # Work still under way after responses gets one shared grace period, then is dropped.
+        drain = self.settings.shutdown_drain
+        await asyncio.gather(self.mailer.drain(drain), self.background.drain(drain))
         await self.limiter.close()
         await self.db.close()
         self.passwords.close()
