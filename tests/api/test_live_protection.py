@@ -11,7 +11,8 @@ from typing import TypeVar
 
 import pytest
 
-from licensegate.store import client_logs, tamper_logs
+from licensegate.store import logs as client_logs
+from licensegate.store import tamper as tamper_logs
 from licensegate.store.database import Database, open_database
 from tests.live import LiveServer
 from tests.live import seller_call as call

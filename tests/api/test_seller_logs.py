@@ -7,7 +7,8 @@ import pytest
 
 from licensegate.clock import MovableClock
 from licensegate.services import Services
-from licensegate.store import client_logs, tamper_logs
+from licensegate.store import logs as client_logs
+from licensegate.store import tamper as tamper_logs
 from tests.helpers import Seller, create_seller
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from licensegate.domain.errors import Invalid, NotFound
-from licensegate.store import blacklist as store
+from licensegate.store import blacklists as store
 from licensegate.store import whitelist as white_store
 from licensegate.store.database import Database, Executor
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate.domain import messages
-from licensegate.store import app_messages
+from licensegate.store import messages as message_store
 from licensegate.store.database import Executor, Row
 
 MESSAGE_CACHE_SECONDS = 2.0
@@ -83,7 +83,7 @@ class MessageCache:
         entry = self._entries.get(app_id)
         if entry is not None and entry[0] > now:
             return entry[1]
-        overrides = await app_messages.for_app(db, app_id)
+        overrides = await message_store.for_app(db, app_id)
         if len(self._entries) > 10_000:
             self._entries.clear()
         self._entries[app_id] = (now + self._ttl, overrides)

@@ -12,7 +12,7 @@ import orjson
 from licensegate import outbound
 from licensegate.background import AttemptFailed, Background
 from licensegate.config import Settings
-from licensegate.store import client_logs as store
+from licensegate.store import logs as store
 from licensegate.store.database import Executor
 
 MAX_MESSAGE = 1000

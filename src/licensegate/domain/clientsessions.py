@@ -9,8 +9,9 @@ from collections.abc import Callable
 from licensegate import ids
 from licensegate.domain.clientapp import ClientApp
 from licensegate.domain.errors import Forbidden
-from licensegate.store import app_hashes, tamper_logs
+from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
+from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
 
 Message = Callable[..., str]
@@ -36,8 +37,8 @@ async def start(
         raise Forbidden(msg("pausedApp"), "app_paused")
     if version is not None and version != app.version:
         raise Forbidden(VERSION_MISMATCH, "version_mismatch", {"download": app.download_link or ""})
-    if app.hash_check and (program_hash is None or not await app_hashes.contains(db, app.id, program_hash)):
-        await tamper_logs.insert(
+    if app.hash_check and (program_hash is None or not await hash_store.contains(db, app.id, program_hash)):
+        await tamper_store.insert(
             db,
             app.id,
             user_id=None,

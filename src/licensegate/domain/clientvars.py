@@ -5,8 +5,8 @@ read-only."""
 from __future__ import annotations
 
 from licensegate.domain.errors import Forbidden, NotFound
-from licensegate.store import user_vars as store
 from licensegate.store import users as user_store
+from licensegate.store import uservars as store
 from licensegate.store.database import Database, Executor
 
 MAX_NAME = 64

@@ -8,7 +8,7 @@ from typing import Any
 
 from licensegate.domain.errors import Conflict, NotFound
 from licensegate.domain.timefmt import datetime_text
-from licensegate.store import global_vars as store
+from licensegate.store import globalvars as store
 from licensegate.store.database import Executor
 
 

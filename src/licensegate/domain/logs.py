@@ -8,10 +8,10 @@ from typing import Any
 
 from licensegate.domain.blacklists import parse_ip
 from licensegate.domain.errors import Invalid
-from licensegate.store import client_logs as store
-from licensegate.store import tamper_logs as tamper_store
-from licensegate.store.client_logs import LogFilter as LogFilter  # re-exported for handlers
+from licensegate.store import logs as store
+from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
+from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
 
 
 def log_filter(

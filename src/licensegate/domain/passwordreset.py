@@ -13,7 +13,7 @@ from licensegate.domain.clientapp import ClientApp
 from licensegate.domain.errors import Forbidden, Invalid
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
-from licensegate.store import password_resets as store
+from licensegate.store import passwordreset as store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database

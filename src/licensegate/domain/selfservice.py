@@ -10,7 +10,7 @@ from licensegate.domain.clientapp import ClientApp
 from licensegate.domain.errors import Conflict, Forbidden
 from licensegate.domain.logins import check_new_username
 from licensegate.store import apps as app_store
-from licensegate.store import blacklist as blacklist_store
+from licensegate.store import blacklists as blacklist_store
 from licensegate.store import logins as login_store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as user_store

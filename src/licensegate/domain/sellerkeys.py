@@ -16,7 +16,7 @@ from typing import Any
 from licensegate import ids
 from licensegate.domain import permissions as perms
 from licensegate.domain.errors import Conflict, Forbidden, NotFound, Unauthorized
-from licensegate.store import seller_keys as store
+from licensegate.store import sellerkeys as store
 from licensegate.store.database import Executor, Row
 
 KEY_FORMAT = re.compile(r"[0-9a-f]{32}")

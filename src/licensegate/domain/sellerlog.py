@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from licensegate.store import seller_log as store
+from licensegate.store import sellerlog as store
 from licensegate.store.database import Executor
 
 REDACTED = "[redacted]"

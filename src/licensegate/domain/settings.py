@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 from licensegate.domain import messages as catalogue
 from licensegate.domain.errors import Conflict, Invalid, NotFound
-from licensegate.store import app_hashes as hash_store
-from licensegate.store import app_messages as message_store
 from licensegate.store import apps as app_store
+from licensegate.store import hashes as hash_store
+from licensegate.store import messages as message_store
 from licensegate.store.database import Database, Executor, Row
 
 SettingKind = Literal["flag", "int", "text", "url", "secret_url", "choice"]

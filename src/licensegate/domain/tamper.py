@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from licensegate.domain import users
 from licensegate.domain.clientapp import ClientApp
-from licensegate.store import blacklist as blacklist_store
+from licensegate.store import blacklists as blacklist_store
 from licensegate.store import sessions as session_store
-from licensegate.store import tamper_logs as store
+from licensegate.store import tamper as store
 from licensegate.store.database import Database
 
 MAX_REASON = 256

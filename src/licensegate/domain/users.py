@@ -16,8 +16,8 @@ from licensegate.domain.sellerkeys import Reseller
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.store import apps as app_store
-from licensegate.store import blacklist as blacklist_store
-from licensegate.store import user_subscriptions as grant_store
+from licensegate.store import blacklists as blacklist_store
+from licensegate.store import grants as grant_store
 from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
 

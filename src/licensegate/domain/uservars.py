@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate.domain.errors import NotFound
-from licensegate.store import user_vars as store
 from licensegate.store import users as users_store
+from licensegate.store import uservars as store
 from licensegate.store.database import Executor
 
 ALL_USERS = "all"

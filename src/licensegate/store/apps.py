@@ -95,7 +95,7 @@ async def pause(db: Executor, app_id: int, now: int) -> int:
 async def unpause(db: Executor, app_id: int, paused_at: int, now: int) -> int:
     """Give back the time the application's pause froze, then clear the pause. Every grant of the
     application that was running when its clock stopped moves forward by the stretch this pause
-    alone held it (see `user_subscriptions.give_back`). Run inside a transaction."""
+    alone held it (see `freezes.give_back`). Run inside a transaction."""
     await db.execute(
         "UPDATE user_subscriptions SET expires_at = expires_at + "
         f"{give_back(db.dialect, '?', ('paused_at', SUB_PAUSE))} "

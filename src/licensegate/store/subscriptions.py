@@ -58,7 +58,7 @@ async def pause(db: Executor, sub_id: int, now: int) -> int:
 
 
 async def unpause(db: Executor, sub_id: int, paused_at: int, now: int) -> int:
-    """Give back the frozen time (see `user_subscriptions.give_back`): grants that were running
+    """Give back the frozen time (see `freezes.give_back`): grants that were running
     when their clock stopped move forward by the stretch this pause alone held them."""
     await db.execute(
         "UPDATE user_subscriptions SET expires_at = expires_at + "

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from licensegate.store.database import Executor, Row
-from licensegate.store.user_subscriptions import LIVE_GRANT
+from licensegate.store.grants import LIVE_GRANT
 
 
 def _owned(reseller_id: int | None, table: str = "") -> tuple[str, tuple[int, ...]]:
@@ -242,7 +242,7 @@ async def delete_all(db: Executor, app_id: int, *, reseller_id: int | None = Non
 
 
 async def delete_expired(db: Executor, app_id: int, now: int, *, reseller_id: int | None = None) -> int:
-    """Delete the users without a live grant (store.user_subscriptions.LIVE_GRANT): a user whose
+    """Delete the users without a live grant (store.grants.LIVE_GRANT): a user whose
     time is frozen by a pause is not expired."""
     mine, mine_args = _owned(reseller_id)
     return await db.execute(

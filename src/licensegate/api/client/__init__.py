@@ -1,17 +1,21 @@
 """The client API (`/api/1.0/`). Importing a group module registers its operations."""
 
+# isort: off
+# The import order is the registration order: the order of operations within a group of the reference.
 from licensegate.api.client import (  # noqa: F401  (importing registers the operations)
-    accounts,
+    logins,
     chat,
+    uservars,
     files,
     logs,
     otp,
-    protection,
-    security,
-    session,
-    variables,
+    blacklists,
+    tamper,
+    sessions,
     webhooks,
 )
+
+# isort: on
 from licensegate.api.client.endpoint import endpoint
 from licensegate.api.client.registry import ClientCall, registry
 

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.client.variables import refuse_unless_logged_in
+from licensegate.api.client.uservars import refuse_unless_logged_in
 from licensegate.api.protocol import Param
 from licensegate.domain import files, filestore
 from licensegate.domain.errors import Forbidden, Invalid

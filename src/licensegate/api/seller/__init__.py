@@ -1,14 +1,17 @@
 """The seller API (`/api/seller/`). Importing a group module registers its operations."""
 
+# isort: off
+# The import order is the registration order: the order of operations within a group of the
+# reference, and of the groups the interface document does not name.
 from licensegate.api.seller import (  # noqa: F401  (importing registers the operations)
-    auditlog,
+    sellerlog,
     blacklists,
     chat,
     files,
     globalvars,
     licenses,
     logs,
-    sellerkey,
+    sellerkeys,
     sessions,
     settings,
     subscriptions,
@@ -17,6 +20,8 @@ from licensegate.api.seller import (  # noqa: F401  (importing registers the ope
     uservars,
     webhooks,
 )
+
+# isort: on
 from licensegate.api.seller.endpoint import endpoint
 from licensegate.api.seller.registry import SellerCall, registry
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from licensegate.store.client_logs import LogFilter
 from licensegate.store.database import Executor, Row
+from licensegate.store.logs import LogFilter
 
 
 async def insert(
