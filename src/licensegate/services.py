@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
-from licensegate.domain.clientapp import MessageCache
+from licensegate.domain.messages import MessageCache
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter, open_rate_limiter

@@ -16,7 +16,7 @@ import pytest
 
 from licensegate.background import AttemptFailed, Background
 from licensegate.config import Settings
-from licensegate.domain import clientlogs
+from licensegate.domain import logs as clientlogs
 from licensegate.services import Services
 from tests.conftest import make_settings
 from tests.helpers import Client, Seller, client_of

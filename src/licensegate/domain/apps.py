@@ -1,4 +1,5 @@
-"""Applications and the owner accounts they belong to."""
+"""Applications and the owner accounts they belong to, and the application a client call belongs
+to, as the client API sees it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,63 @@ from licensegate.domain.sellerkeys import issue_key
 from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import subscriptions as subscription_store
-from licensegate.store.database import Database
+from licensegate.store.database import Database, Row
 
 MAX_NAME = 64
 DEFAULT_SUBSCRIPTION = ("default", "1")  # every new application can redeem level-1 keys at once
+
+
+@dataclass(frozen=True, slots=True)
+class ClientApp:
+    id: int
+    ownerid: str
+    name: str
+    owner: str
+    version: str
+    download_link: str | None
+    enabled: bool
+    paused: bool
+    hwid_lock: bool
+    force_hwid: bool
+    min_hwid_length: int
+    max_hwids: int
+    session_seconds: int
+    min_username_length: int
+    hash_check: bool
+    tamper_action: str
+    client_rate_limit: int
+    client_rate_window: int
+    auth_rate_limit: int
+    auth_rate_window: int
+    chat_history: int
+    log_webhook_url: str | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> ClientApp:
+        return cls(
+            id=row["app_id"],
+            ownerid=row["ownerid"],
+            name=row["app_name"],
+            owner=row["owner"],
+            version=row["version"],
+            download_link=row["download_link"],
+            enabled=bool(row["enabled"]),
+            paused=row["app_paused_at"] is not None,
+            hwid_lock=bool(row["hwid_lock"]),
+            force_hwid=bool(row["force_hwid"]),
+            min_hwid_length=row["min_hwid_length"],
+            max_hwids=row["max_hwids"],
+            session_seconds=row["session_seconds"],
+            min_username_length=row["min_username_length"],
+            hash_check=bool(row["hash_check"]),
+            tamper_action=row["tamper_action"],
+            client_rate_limit=row["client_rate_limit"],
+            client_rate_window=row["client_rate_window"],
+            auth_rate_limit=row["auth_rate_limit"],
+            auth_rate_window=row["auth_rate_window"],
+            chat_history=row["chat_history"],
+            log_webhook_url=row["log_webhook_url"],
+        )
 
 
 @dataclass(frozen=True)

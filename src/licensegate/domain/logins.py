@@ -18,7 +18,7 @@ import orjson
 from licensegate.domain import blacklists, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
-from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
@@ -31,7 +31,6 @@ from licensegate.store.database import Database, Executor, Row
 
 Message = Callable[..., str]
 
-MAX_USERNAME = 64
 LICENSE_USER = "license"  # `created_by` of users a License Login made; they sign in with the key
 
 
@@ -81,14 +80,6 @@ def check_hwid(app: ClientApp, hwid: str | None, msg: Message) -> None:
         return
     if len(hwid) < app.min_hwid_length:
         raise Invalid(msg("hwidtooshort", minimum=app.min_hwid_length), "hwid_too_short")
-
-
-def check_new_username(app: ClientApp, username: str, msg: Message) -> None:
-    user_rules.check_username(username)
-    if len(username) < app.min_username_length:
-        raise Invalid(msg("unTooShort"), "username_too_short")
-    if len(username) > MAX_USERNAME:
-        raise Invalid(f"A username must be at most {MAX_USERNAME} characters.", "username_too_long")
 
 
 async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Message) -> None:
@@ -334,7 +325,7 @@ async def register(
     msg: Message,
     now: int,
 ) -> Login:
-    check_new_username(app, username, msg)
+    user_rules.check_new_username(app, username, msg)
     if email is not None:
         user_rules.check_email(email)
     check_hwid(app, client.hwid, msg)

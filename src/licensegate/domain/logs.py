@@ -1,17 +1,102 @@
-"""The logs client applications send and the tamper reports the client API records, as the
-application owner reads and clears them. Both are listed newest first and filtered the same way:
-by credential (username or license key), by IP and by an inclusive time range."""
+"""Logs a client program sends (KeyAuth's `log()`): stored with the session's credential, the
+client's address and the time, and, when the owner set a forwarding URL, posted to it as a
+Discord-compatible message after the response, retried a few times, never slowing the call.
+
+The owner lists them newest first, filtered by credential (username or license key), by IP and
+by an inclusive time range (the tamper log is filtered the same way), and clears them."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
+from licensegate import outbound
+from licensegate.background import AttemptFailed, Background
+from licensegate.config import Settings
 from licensegate.domain.blacklists import parse_ip
 from licensegate.domain.errors import Invalid
 from licensegate.store import logs as store
-from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
 from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
+
+MAX_MESSAGE = 1000
+MAX_PCUSER = 64
+TITLE_LIMIT = 256  # Discord refuses an embed title longer than this
+TITLE_PREFIX = "Log: "
+NOT_GIVEN = "N/A"  # a Discord field's value must not be empty
+FORWARD_DELAYS = (0.0, 2.0, 10.0)  # read at call time, so tests can shorten them
+FORWARD_REPLY_BYTES = 64 * 1024  # the reply is not used; a little is read so the call completes
+
+
+async def record(
+    db: Executor,
+    app_id: int,
+    *,
+    credential: str | None,
+    pcuser: str | None,
+    message: str,
+    ip: str,
+    now: int,
+) -> int:
+    return await store.insert(
+        db, app_id, credential=credential, pcuser=pcuser, message=message, ip=ip, now=now
+    )
+
+
+def discord_message(
+    *, message: str, credential: str | None, pcuser: str | None, ip: str, now: int
+) -> dict[str, Any]:
+    """The forwarded JSON: one embed whose title is the log line (cut to Discord's limit) and
+    whose fields say who sent it. Values are sent as they are; JSON escaping is enough."""
+    return {
+        "content": None,
+        "embeds": [
+            {
+                "title": (TITLE_PREFIX + message)[:TITLE_LIMIT],
+                "fields": [
+                    {"name": "Credential", "value": credential or NOT_GIVEN},
+                    {"name": "PC user", "value": pcuser or NOT_GIVEN, "inline": True},
+                    {"name": "IP", "value": ip, "inline": True},
+                ],
+                "timestamp": datetime.fromtimestamp(now, UTC).isoformat(),
+            }
+        ],
+    }
+
+
+async def post(settings: Settings, url: str, payload: dict[str, Any]) -> None:
+    """One attempt at posting `payload`; a 2xx reply is success. Failures raise AttemptFailed
+    with the error code or status only: the URL holds the webhook's token, and not even its host
+    is logged."""
+    try:
+        reply = await outbound.request(
+            settings,
+            "POST",
+            url,
+            headers={"content-type": "application/json"},
+            body=orjson.dumps(payload),
+            max_bytes=FORWARD_REPLY_BYTES,
+        )
+    except outbound.OutboundError as exc:
+        raise AttemptFailed(f"the request failed ({exc.error})") from None
+    if not reply.ok:
+        raise AttemptFailed(f"the forwarding URL answered with HTTP status {reply.status}")
+
+
+def forward_later(
+    background: Background, settings: Settings, app_id: int, url: str, payload: dict[str, Any]
+) -> None:
+    """Post `payload` to the application's forwarding URL after the response, with retries."""
+
+    async def attempt() -> None:
+        await post(settings, url, payload)
+
+    background.run_later(attempt, what=f"log forwarding for application {app_id}", delays=FORWARD_DELAYS)
+
+
+# --- the owner's view -------------------------------------------------------------------------
 
 
 def log_filter(
@@ -58,26 +143,3 @@ async def delete_by_ip(db: Executor, app_id: int, ip: str) -> tuple[str, int]:
     """Delete the logs sent from this address; returns the canonical address and the count."""
     canonical = parse_ip(ip)
     return canonical, await store.delete_by_ip(db, app_id, canonical)
-
-
-async def list_tamper_page(
-    db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
-    rows = await tamper_store.list_page(db, app_id, where, limit=limit, offset=offset)
-    logs = [
-        {
-            "id": str(row["id"]),
-            "reason": row["reason"],
-            "details": row["details"],
-            "credential": row["credential"],
-            "hwid": row["hwid"],
-            "ip": row["ip"],
-            "created": row["created_at"],
-        }
-        for row in rows
-    ]
-    return logs, await tamper_store.count(db, app_id, where)
-
-
-async def delete_all_tamper(db: Executor, app_id: int) -> int:
-    return await tamper_store.delete_all(db, app_id)

@@ -1,10 +1,18 @@
 """The messages the client API answers refusals (and a login) with. Each application may replace
 any of them (seller API `updatesettings` / `setmessage`); the defaults are the texts KeyAuth
-clients and their users know. `{reason}` is replaced by the stored ban reason."""
+clients and their users know. `{reason}` is replaced by the stored ban reason. Custom messages
+are cached briefly per worker process."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from typing import Any
+
+from licensegate.store import messages as message_store
+from licensegate.store.database import Executor
+
+MESSAGE_CACHE_SECONDS = 2.0
 
 DEFAULTS: dict[str, str] = {
     "appdisabled": "This application is disabled",
@@ -63,3 +71,39 @@ def render(name: str, overrides: Mapping[str, str], **values: str) -> str:
     for key, value in values.items():
         text = text.replace("{" + key + "}", value)
     return text
+
+
+class MessageCache:
+    """Each application's custom messages, kept for a couple of seconds per worker process.
+
+    A change made through this process is seen at once (`invalidate`); one made through another
+    process or machine is seen within MESSAGE_CACHE_SECONDS.
+    """
+
+    def __init__(self, ttl: float = MESSAGE_CACHE_SECONDS) -> None:
+        self._ttl = ttl
+        self._entries: dict[int, tuple[float, dict[str, str]]] = {}
+
+    async def get(self, db: Executor, app_id: int) -> dict[str, str]:
+        now = time.monotonic()
+        entry = self._entries.get(app_id)
+        if entry is not None and entry[0] > now:
+            return entry[1]
+        overrides = await message_store.for_app(db, app_id)
+        if len(self._entries) > 10_000:
+            self._entries.clear()
+        self._entries[app_id] = (now + self._ttl, overrides)
+        return overrides
+
+    def invalidate(self, app_id: int) -> None:
+        self._entries.pop(app_id, None)
+
+
+class Messages:
+    """One call's view of its application's messages."""
+
+    def __init__(self, overrides: dict[str, str]) -> None:
+        self._overrides = overrides
+
+    def __call__(self, name: str, **values: Any) -> str:
+        return render(name, self._overrides, **{k: str(v) for k, v in values.items()})

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from licensegate.domain import totp
-from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Conflict, Forbidden
 from licensegate.domain.logins import consume_otp
 from licensegate.store import logins as store

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 
 from licensegate import ids
-from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Forbidden, Invalid
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords

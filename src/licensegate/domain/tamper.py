@@ -1,16 +1,19 @@
 """Tamper reports a client program sends when it detects tampering (a debugger, a patched file,
 ...): recorded in the tamper log and, when the application's `tamper_action` is `ban` and the
 session is logged in, answered by banning the user, blacklisting the HWID sent and ending the
-user's sessions."""
+user's sessions. The owner lists them (filtered as client logs are) and clears them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from licensegate.domain import users
-from licensegate.domain.clientapp import ClientApp
+from licensegate.domain.apps import ClientApp
+from licensegate.domain.logs import LogFilter
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import sessions as session_store
 from licensegate.store import tamper as store
-from licensegate.store.database import Database
+from licensegate.store.database import Database, Executor
 
 MAX_REASON = 256
 MAX_HWID = 256
@@ -54,3 +57,29 @@ async def report(
                 await blacklist_store.add(tx, app.id, "hwid", hwid, ban_reason, now)
             await session_store.end_for_user(tx, user_id)
     return ban
+
+
+# --- the owner's view -------------------------------------------------------------------------
+
+
+async def list_page(
+    db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    rows = await store.list_page(db, app_id, where, limit=limit, offset=offset)
+    logs = [
+        {
+            "id": str(row["id"]),
+            "reason": row["reason"],
+            "details": row["details"],
+            "credential": row["credential"],
+            "hwid": row["hwid"],
+            "ip": row["ip"],
+            "created": row["created_at"],
+        }
+        for row in rows
+    ]
+    return logs, await store.count(db, app_id, where)
+
+
+async def delete_all(db: Executor, app_id: int) -> int:
+    return await store.delete_all(db, app_id)

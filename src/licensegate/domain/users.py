@@ -1,4 +1,5 @@
-"""End users of an application: accounts, HWIDs, bans and their subscriptions.
+"""End users of an application: accounts, HWIDs, bans and their subscriptions, as the owner
+manages them and as a logged-in user changes their own account from the client (rename, ban).
 
 With a reseller caller (`reseller`), the seller's view covers only the users that reseller
 owns (it created them): any other user is "not found", and bulk operations (`all`) act on its
@@ -8,9 +9,11 @@ same transaction (domain.team).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from licensegate.domain import subscriptions, team
+from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
 from licensegate.domain.sellerkeys import Reseller
 from licensegate.domain.timefmt import datetime_text, unix_text
@@ -18,8 +21,12 @@ from licensegate.passwords import Passwords
 from licensegate.store import apps as app_store
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import grants as grant_store
+from licensegate.store import logins as login_store
+from licensegate.store import sessions as session_store
 from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
+
+Message = Callable[..., str]
 
 
 async def ban(db: Executor, app_id: int, user_id: int, reason: str, now: int) -> None:
@@ -51,6 +58,8 @@ async def delete(db: Executor, user_id: int) -> None:
 # `all` addresses every user in bulk operations (extend, subtract, setvar), so no user may be named so.
 ALL_USERS = frozenset({"all", "ALL"})
 DEFAULT_BAN_REASON = "Banned by the application owner"
+SELF_BAN_REASON = "Banned by the client program"
+MAX_USERNAME = 64
 SECONDS_PER_DAY = 86400
 
 
@@ -63,6 +72,14 @@ def check_username(name: str) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         raise Invalid("A username must not contain control characters.", "invalid_username")
     return name
+
+
+def check_new_username(app: ClientApp, username: str, msg: Message) -> None:
+    check_username(username)
+    if len(username) < app.min_username_length:
+        raise Invalid(msg("unTooShort"), "username_too_short")
+    if len(username) > MAX_USERNAME:
+        raise Invalid(f"A username must be at most {MAX_USERNAME} characters.", "username_too_long")
 
 
 def check_email(email: str) -> str:
@@ -521,3 +538,35 @@ async def grants(
         for row in rows
     ]
     return entries, await grant_store.count_for_app(db, app_id, user_id=user_id, reseller_id=scope)
+
+
+# --- what a logged-in user does to their own account (client API) ----------------------------
+
+
+async def change_username(db: Database, app: ClientApp, user_id: int, new_name: str, msg: Message) -> None:
+    """Rename the user (and the copies of the name kept elsewhere), then end their sessions."""
+    check_new_username(app, new_name, msg)
+    async with db.transaction() as tx:
+        await app_store.lock(tx, app.id)
+        user = await store.find_by_id(tx, app.id, user_id)
+        if user is None:
+            raise Forbidden("This session's user no longer exists.", "user_not_found")
+        taken = await login_store.user_by_name(tx, app.id, new_name)
+        if taken and taken[0]["user_id"] != user_id:
+            raise Conflict(msg("usernametaken"), "username_taken")
+        await store.rename(tx, app.id, user_id, user["username"], new_name)
+        await session_store.end_for_user(tx, user_id)
+
+
+async def ban_self(
+    db: Database, app: ClientApp, user_id: int, *, reason: str | None, hwid: str | None, ip: str, now: int
+) -> None:
+    """Ban the session's user, blacklist their HWIDs, the HWID sent and the caller's address, and
+    end their sessions, so the ban holds at once."""
+    reason = reason or SELF_BAN_REASON
+    async with db.transaction() as tx:
+        await ban(tx, app.id, user_id, reason, now)
+        if hwid:
+            await blacklist_store.add(tx, app.id, "hwid", hwid, reason, now)
+        await blacklist_store.add(tx, app.id, "ip", ip, reason, now)
+        await session_store.end_for_user(tx, user_id)

@@ -1,19 +1,61 @@
 """Webhooks: a base URL the server calls on a client's behalf (the client API's Webhook), so the
 URL and any secret in it stay on the server. The base URL is never shown again in full: seller
 responses carry only `short_baselink` (scheme, host and path) and the audit log only its host.
+
+The client API's Webhook calls a webhook's stored base URL and hands back the reply text. How
+the outbound request is built from the client's values:
+
+- `params` is a query-string fragment (`a=1&b=2`, with or without a leading `?` or `&`). It is
+  split into pairs (percent-escapes and `+` decoded, as bytes), and each name and value is
+  percent-encoded again and appended to the base URL's query. So nothing the client sends can
+  change the scheme, host, port or path: `../../admin`, `@evil.com`, `#frag` or `%2F` all stay
+  query values. The base URL's own query is kept as stored and its fragment is dropped.
+  Unlike KeyAuth, which concatenated the raw text, a base URL ending in `&type=` is not
+  completed by params `add`: it gains a parameter named `add`.
+- A name the base URL's query already sets to a non-empty value cannot be sent again (400
+  `param_fixed`): most services take the last of repeated names, so the client could otherwise
+  replace what the developer fixed (a `type` next to a seller key, say). Names are compared as
+  PHP reads them (`a.b`, `a b` and `a_b` are one name; `a[]` is `a`).
+- A non-empty `body` makes the request a POST with that body (UTF-8) and `conttype` as its
+  Content-Type, `application/x-www-form-urlencoded` when `conttype` is absent (what KeyAuth's
+  curl call sent); a `conttype` with anything but printable ASCII is refused (400
+  `invalid_content_type`). Without a body the request is a GET and `conttype` is ignored.
+- The webhook's stored user agent; the time limit `settings.outbound_timeout` and the reply
+  size limit `settings.outbound_max_bytes`; redirects and internal targets as `outbound`
+  allows (internal addresses only when in `settings.outbound_allow`).
+
+Any reply the target gives, whatever its status, is the call's result (KeyAuth passed every
+reply through, and a seller API answering 4xx with a JSON error is still what the program wants
+to read). A call that fails is refused with 403 and a code saying why, with a fixed message
+that names neither the URL nor its host:
+
+| outbound error | `error` |
+|---|---|
+| target not allowed, unusable stored URL | `webhook_refused` |
+| no reply within the time limit | `webhook_timeout` |
+| reply larger than the limit | `webhook_response_too_large` |
+| name does not resolve, connection failed, too many redirects, undecodable reply | `webhook_failed` |
+
+The server log records the webhook id, the application and the error code, never the URL.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, quote_from_bytes, unquote_to_bytes
 
 from licensegate import ids, outbound
 from licensegate.config import Settings
-from licensegate.domain.errors import Conflict, Invalid, NotFound
+from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
 from licensegate.store import webhooks as store
 from licensegate.store.database import Executor, Row, UniqueViolation
+
+log = logging.getLogger("licensegate.webhooks")
 
 MAX_URL = 2048
 MAX_USER_AGENT = 128
@@ -124,3 +166,159 @@ async def delete(db: Executor, app_id: int, webid: str) -> Row:
 
 async def delete_all(db: Executor, app_id: int) -> int:
     return await store.delete_all(db, app_id)
+
+
+# --- calling a webhook for a client -----------------------------------------------------------
+
+MAX_PARAMS = 2048
+MAX_BODY = 65536
+MAX_CONTENT_TYPE = 128
+MAX_PAIRS = 100
+DEFAULT_CONTENT_TYPE = "application/x-www-form-urlencoded"
+SUCCESS_MESSAGE = "Webhook request successful"
+
+Pair = tuple[bytes, bytes | None]  # a value of None: the name was sent without `=`
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookRequest:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookResult:
+    status: int
+    text: str
+
+    @property
+    def message(self) -> str:
+        if 200 <= self.status < 300:
+            return SUCCESS_MESSAGE
+        return f"Webhook request completed; the target answered with HTTP status {self.status}."
+
+
+# Client-facing texts for outbound failures: fixed, so no host or URL can slip through.
+_REFUSED = (
+    "This webhook's target is not allowed by the server; ask the application's developer.",
+    "webhook_refused",
+)
+_FAILURES: Mapping[str, tuple[str, str]] = {
+    "timeout": ("The webhook's target did not answer in time.", "webhook_timeout"),
+    "response_too_large": (
+        "The webhook's reply is larger than the server accepts.",
+        "webhook_response_too_large",
+    ),
+}
+_FAILED = ("The webhook's target could not be reached or did not answer properly.", "webhook_failed")
+
+
+# --- the query -------------------------------------------------------------------------------
+
+
+def parse_pairs(text: str, limit: int = MAX_PAIRS) -> list[Pair]:
+    """`a=1&b=2` (a leading `?` or `&` allowed) into decoded (name, value) pairs, kept as bytes so
+    any escape survives re-encoding unchanged."""
+    pairs: list[Pair] = []
+    for part in text.lstrip("?&").split("&"):
+        if not part:
+            continue
+        name, eq, value = part.partition("=")
+        pairs.append((_decode(name), _decode(value) if eq else None))
+        if len(pairs) > limit:
+            raise Invalid(f"The params hold more than {limit} parameters.", "too_many_params")
+    return pairs
+
+
+def _decode(text: str) -> bytes:
+    return unquote_to_bytes(text.replace("+", " "))
+
+
+def _encode(pair: Pair) -> str:
+    name, value = pair
+    encoded = quote_from_bytes(name, safe="")
+    return encoded if value is None else f"{encoded}={quote_from_bytes(value, safe='')}"
+
+
+def _php_name(name: bytes) -> bytes:
+    """The name as PHP stores it: up to its first `[`, with `.` and spaces as `_`."""
+    return name.split(b"[", 1)[0].strip(b" ").replace(b".", b"_").replace(b" ", b"_")
+
+
+def build_url(base_url: str, params: str | None) -> str:
+    """The base URL with the client's params appended to its query (its fragment dropped).
+
+    Only the text after the base URL's first `?` (and before its `#`) is touched: everything
+    before it (scheme, credentials, host, port, path) is kept byte for byte."""
+    head = base_url.partition("#")[0]
+    prefix, _, query = head.partition("?")
+    pairs = parse_pairs(params or "")
+    fixed = {_php_name(name) for name, value in parse_pairs(query, limit=10_000) if value}
+    for name, _value in pairs:
+        if _php_name(name) in fixed:
+            shown = name.decode("utf-8", errors="replace")[:64]
+            raise Invalid(
+                f"The parameter '{shown}' is fixed by this webhook and cannot be sent.", "param_fixed"
+            )
+    query = query.rstrip("&")
+    added = "&".join(_encode(pair) for pair in pairs)
+    if query and added:
+        query = f"{query}&{added}"
+    elif added:
+        query = added
+    return f"{prefix}?{query}" if query else prefix
+
+
+# --- the request -----------------------------------------------------------------------------
+
+
+def _header_value(value: str) -> str:
+    """Printable ASCII as it is; anything else percent-encoded (a header is ASCII on the wire)."""
+    return quote(value, safe="".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%"))
+
+
+def check_content_type(value: str) -> str:
+    if not all(0x20 <= ord(ch) < 0x7F for ch in value):
+        raise Invalid(
+            "The content type must be printable ASCII (no line breaks or control characters).",
+            "invalid_content_type",
+        )
+    return value
+
+
+def build_request(
+    base_url: str, user_agent: str, *, params: str | None, body: str | None, content_type: str | None
+) -> WebhookRequest:
+    headers = {"User-Agent": _header_value(user_agent)}
+    if content_type is not None:
+        check_content_type(content_type)
+    url = build_url(base_url, params)
+    if body:
+        headers["Content-Type"] = content_type or DEFAULT_CONTENT_TYPE
+        return WebhookRequest("POST", url, headers, body.encode("utf-8"))
+    return WebhookRequest("GET", url, headers, None)
+
+
+async def send(settings: Settings, request: WebhookRequest, *, app_id: int, webid: str) -> WebhookResult:
+    """Make the request through the guarded outbound module; failures become 403 refusals whose
+    messages never name the URL or its host (outbound's own messages name the host)."""
+    try:
+        reply = await outbound.request(
+            settings,
+            request.method,
+            request.url,
+            headers=request.headers,
+            body=request.body,
+            max_bytes=settings.outbound_max_bytes,
+            timeout=settings.outbound_timeout,
+        )
+    except outbound.OutboundRefused as exc:
+        log.warning("webhook %r of application %d refused: %s", webid, app_id, exc.error)
+        raise Forbidden(*_REFUSED) from None
+    except outbound.OutboundFailed as exc:
+        log.warning("webhook %r of application %d failed: %s", webid, app_id, exc.error)
+        message, error = _FAILURES.get(exc.error, _FAILED)
+        raise Forbidden(message, error) from None
+    return WebhookResult(reply.status, reply.content.decode("utf-8", errors="replace"))

@@ -4,12 +4,15 @@
 # The import order is the registration order: the order of operations within a group of the reference.
 from licensegate.api.client import (  # noqa: F401  (importing registers the operations)
     logins,
+    passwordreset,
     chat,
+    globalvars,
     uservars,
     files,
     logs,
-    otp,
     blacklists,
+    users,
+    otp,
     tamper,
     sessions,
     webhooks,

@@ -1,4 +1,4 @@
-"""Client API — Check Blacklist and Ban User."""
+"""Client API — Check Blacklist."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import Param
-from licensegate.domain import blacklists, selfservice
+from licensegate.domain import blacklists
 
 GROUP = "Users"
 
@@ -28,30 +28,3 @@ async def check_blacklist(call: ClientCall) -> dict[str, Any]:
     if kind:
         return {"message": "Client is blacklisted", "blacklisted": True}
     return {"message": "Client is not blacklisted", "blacklisted": False}
-
-
-@registry.operation(
-    "ban",
-    group=GROUP,
-    summary="Ban User",
-    requires="validated",
-    params=[
-        Param("reason", max_length=256, doc="why (default: banned by the client program)"),
-        Param("hwid", max_length=256, doc="a HWID to blacklist as well"),
-    ],
-)
-async def ban(call: ClientCall) -> dict[str, Any]:
-    """The client bans its own user (say, on detecting tampering): the user is banned, their
-    HWIDs, the HWID sent and the caller's IP address are blacklisted, and their sessions end."""
-    session = call.live_session
-    assert session.user_id is not None
-    await selfservice.ban_self(
-        call.db,
-        call.app,
-        session.user_id,
-        reason=call.args.opt_text("reason"),
-        hwid=call.args.opt_text("hwid"),
-        ip=call.ip,
-        now=call.now(),
-    )
-    return {"message": "Successfully Banned User"}

@@ -23,8 +23,9 @@ from licensegate.api.protocol import (
     refusal_headers,
     unexpected_fault,
 )
-from licensegate.domain.clientapp import ClientApp, Messages
+from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthorized
+from licensegate.domain.messages import Messages
 from licensegate.services import Services
 from licensegate.store import apps as app_store
 from licensegate.store import sessions as session_store

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.client.uservars import refuse_unless_logged_in
+from licensegate.api.client.registry import ClientCall, refuse_unless_logged_in, registry
 from licensegate.api.protocol import Param
 from licensegate.domain import files, filestore
 from licensegate.domain.errors import Forbidden, Invalid

@@ -1,5 +1,4 @@
-"""Client API — authentication and licensing: register, Login, License Login, Upgrade Access,
-Forgot Password, Change Username."""
+"""Client API — authentication and licensing: register, Login, License Login, Upgrade Access."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import Param
-from licensegate.domain import logins, passwordreset, selfservice
+from licensegate.domain import logins
 
 AUTH = "Authentication"
 USERNAME = Param("username", required=True, max_length=64, doc="the username")
@@ -161,46 +160,3 @@ async def upgrade(call: ClientCall) -> dict[str, Any]:
         call.db, call.app, username=username, key=call.args.text("key"), msg=msg, now=call.now()
     )
     return {"message": msg("upgraded"), "users": [{"name": name} for name in names]}
-
-
-@registry.operation(
-    "forgot",
-    group=AUTH,
-    summary="Forgot Password",
-    requires="session",
-    params=[USERNAME, Param("email", required=True, max_length=254, doc="the address the user registered")],
-)
-async def forgot(call: ClientCall) -> dict[str, Any]:
-    """E-mail a single-use link (valid for an hour) to set a new password, if the username and
-    address match an account. The answer is the same when they do not, so this cannot be used
-    to learn who has an account. 403 `email_not_configured` when the server has no SMTP set up."""
-    username = call.args.text("username")
-    await call.limit_attempts(username)
-    await passwordreset.request(
-        call.db,
-        call.services.mailer,
-        call.app,
-        username=username,
-        email=call.args.text("email"),
-        public_url=call.services.settings.public_url,
-        now=call.now(),
-    )
-    return {"message": "If the username and e-mail address match an account, a reset link has been sent."}
-
-
-@registry.operation(
-    "changeUsername",
-    group=AUTH,
-    summary="Change Username",
-    requires="validated",
-    params=[Param("newUsername", required=True, max_length=64, doc="the new username")],
-)
-async def change_username(call: ClientCall) -> dict[str, Any]:
-    """Rename the logged-in user; every session of the user ends (log in again with the new
-    name). Refusals: `username_taken` (409), `username_too_short`, `username_not_allowed`."""
-    session = call.live_session
-    assert session.user_id is not None
-    await selfservice.change_username(
-        call.db, call.app, session.user_id, call.args.text("newUsername"), await call.messages()
-    )
-    return {"message": "Successfully changed username, user logged out."}

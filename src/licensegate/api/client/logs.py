@@ -6,7 +6,7 @@ from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import Param
-from licensegate.domain import clientlogs
+from licensegate.domain import logs
 
 
 @registry.operation(
@@ -20,11 +20,11 @@ from licensegate.domain import clientlogs
         Param(
             "message",
             required=True,
-            max_length=clientlogs.MAX_MESSAGE,
+            max_length=logs.MAX_MESSAGE,
             strip=False,
-            doc=f"the log line (at most {clientlogs.MAX_MESSAGE} characters, kept as sent)",
+            doc=f"the log line (at most {logs.MAX_MESSAGE} characters, kept as sent)",
         ),
-        Param("pcuser", max_length=clientlogs.MAX_PCUSER, doc="the user name on the client's computer"),
+        Param("pcuser", max_length=logs.MAX_PCUSER, doc="the user name on the client's computer"),
     ],
 )
 async def log(call: ClientCall) -> dict[str, Any]:
@@ -47,7 +47,7 @@ async def log(call: ClientCall) -> dict[str, Any]:
     now = call.now()
     message = call.args.text("message")
     pcuser = call.args.opt_text("pcuser")
-    await clientlogs.record(
+    await logs.record(
         call.db,
         call.app.id,
         credential=session.credential,
@@ -58,8 +58,8 @@ async def log(call: ClientCall) -> dict[str, Any]:
     )
     url = call.app.log_webhook_url
     if url:
-        payload = clientlogs.discord_message(
+        payload = logs.discord_message(
             message=message, credential=session.credential, pcuser=pcuser, ip=call.ip, now=now
         )
-        clientlogs.forward_later(call.services.background, call.services.settings, call.app.id, url, payload)
+        logs.forward_later(call.services.background, call.services.settings, call.app.id, url, payload)
     return {"message": "Log saved"}

@@ -8,8 +8,9 @@ from typing import Any
 from starlette.requests import Request
 
 from licensegate.api.protocol import Args, Registry
-from licensegate.domain.clientapp import ClientApp, Messages
-from licensegate.domain.errors import RateLimited
+from licensegate.domain.apps import ClientApp
+from licensegate.domain.errors import Forbidden, RateLimited
+from licensegate.domain.messages import Messages
 from licensegate.services import Services
 from licensegate.store.database import Database
 
@@ -58,6 +59,12 @@ class ClientCall:
         )
         if retry_after:
             raise RateLimited(retry_after, (await self.messages())("ratelimited"))
+
+
+async def refuse_unless_logged_in(call: ClientCall) -> None:
+    """For items the owner marked `authed`: only a logged-in session may have them."""
+    if not call.live_session.validated:
+        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
 
 
 registry: Registry[ClientCall] = Registry("client")

@@ -6,7 +6,7 @@ from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import Param
-from licensegate.domain import clientsessions
+from licensegate.domain import sessions
 from licensegate.domain.errors import Forbidden
 from licensegate.store import apps as app_store
 
@@ -48,7 +48,7 @@ async def init(call: ClientCall) -> dict[str, Any]:
     application's download link in `download`), or when hash checking is on and `hash` is not
     one of the application's allowed program hashes (`hash_mismatch`; recorded in the tamper log).
     """
-    session_id = await clientsessions.start(
+    session_id = await sessions.start(
         call.db,
         call.app,
         ip=call.ip,
@@ -76,7 +76,7 @@ async def check(call: ClientCall) -> dict[str, Any]:
 @registry.operation("logout", group="Authentication", summary="Logout", requires="session")
 async def logout(call: ClientCall) -> dict[str, Any]:
     """End the session."""
-    await clientsessions.end(call.db, call.live_session.id)
+    await sessions.end(call.db, call.live_session.id)
     return {"message": "Successfully logged out."}
 
 
@@ -93,7 +93,7 @@ async def fetch_online(call: ClientCall) -> dict[str, Any]:
     """Who is logged in now (at most 1,000 names)."""
     return {
         "message": "Successfully fetched online users.",
-        "users": await clientsessions.online(call.db, call.app, call.now()),
+        "users": await sessions.online(call.db, call.app, call.now()),
     }
 
 

@@ -1,4 +1,4 @@
-"""Client API — Global Variable, Get User Variable and Set User Variable."""
+"""Client API — Get User Variable and Set User Variable."""
 
 from __future__ import annotations
 
@@ -6,42 +6,13 @@ from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import Param
-from licensegate.domain import clientvars, globalvars
-from licensegate.domain.errors import Forbidden
+from licensegate.domain import uservars
 
 GROUP = "Users"
 # The statuses each operation can answer (for the reference); 401 and 429 come from the endpoint.
 READS = frozenset({200, 400, 401, 403, 404, 429, 500})
 WRITES = frozenset({200, 400, 401, 403, 429, 500})
-VAR = Param("var", required=True, max_length=clientvars.MAX_NAME, doc="the variable's name")
-
-
-async def refuse_unless_logged_in(call: ClientCall) -> None:
-    """For items the owner marked `authed`: only a logged-in session may have them."""
-    if not call.live_session.validated:
-        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
-
-
-@registry.operation(
-    "var",
-    group=GROUP,
-    summary="Global Variable",
-    requires="session",
-    statuses=READS,
-    params=[Param("varid", required=True, max_length=64, doc="the global variable's name")],
-    returns={"value": "the variable's value (also in `message`, where KeyAuth clients read it)"},
-)
-async def global_variable(call: ClientCall) -> dict[str, Any]:
-    """The value of one of the application's global variables. KeyAuth clients read it from
-    `message`, so `message` is the value itself; `value` carries it too.
-
-    Refusals: an unknown variable is 404 `variable_not_found`; a variable marked for logged-in
-    sessions only (`authed`), asked for by a session that is not logged in, is 403
-    `session_not_validated` (with the application's `sessionunauthed` message)."""
-    variable = await globalvars.get(call.db, call.app.id, call.args.text("varid"))
-    if variable.authed:
-        await refuse_unless_logged_in(call)
-    return {"message": variable.value, "value": variable.value}
+VAR = Param("var", required=True, max_length=uservars.MAX_NAME, doc="the variable's name")
 
 
 @registry.operation(
@@ -60,7 +31,7 @@ async def get_user_variable(call: ClientCall) -> dict[str, Any]:
     user does not have is 404 `variable_not_found`."""
     user_id = call.live_session.user_id
     assert user_id is not None
-    value = await clientvars.get_own(call.db, call.app.id, user_id, call.args.text("var"))
+    value = await uservars.get_own(call.db, call.app.id, user_id, call.args.text("var"))
     return {"message": "Successfully retrieved variable", "response": value}
 
 
@@ -76,9 +47,9 @@ async def get_user_variable(call: ClientCall) -> dict[str, Any]:
         Param(
             "data",
             required=True,
-            max_length=clientvars.MAX_DATA,
+            max_length=uservars.MAX_DATA,
             strip=False,
-            doc=f"the value (at most {clientvars.MAX_DATA} characters, kept as sent)",
+            doc=f"the value (at most {uservars.MAX_DATA} characters, kept as sent)",
         ),
     ],
 )
@@ -92,7 +63,7 @@ async def set_user_variable(call: ClientCall) -> dict[str, Any]:
     `user_not_found`."""
     user_id = call.live_session.user_id
     assert user_id is not None
-    await clientvars.set_own(
+    await uservars.set_own(
         call.db, call.app.id, user_id, call.args.text("var"), call.args.text("data"), call.now()
     )
     return {"message": "Successfully set variable"}

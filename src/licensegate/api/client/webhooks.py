@@ -7,7 +7,7 @@ from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
 from licensegate.api.protocol import CLIENT_WEBHOOK_SUCCESS_CODE, Param
-from licensegate.domain import clientwebhooks, webhooks
+from licensegate.domain import webhooks
 from licensegate.domain.errors import Forbidden
 
 # The statuses the interface document lists for Webhook: an unknown webid (404) or throttling
@@ -26,19 +26,19 @@ WEBHOOK_STATUSES = frozenset({200, 400, 401, 403})
         Param("webid", required=True, max_length=webhooks.MAX_WEBID, doc="the webhook's id"),
         Param(
             "params",
-            max_length=clientwebhooks.MAX_PARAMS,
+            max_length=webhooks.MAX_PARAMS,
             doc="query parameters to add to the webhook's URL, as `a=1&b=2`",
         ),
         Param(
             "body",
-            max_length=clientwebhooks.MAX_BODY,
+            max_length=webhooks.MAX_BODY,
             strip=False,
             doc="a request body: when not empty the call is a POST with this body",
         ),
         Param(
             "conttype",
-            max_length=clientwebhooks.MAX_CONTENT_TYPE,
-            doc=f"Content-Type of the body (default `{clientwebhooks.DEFAULT_CONTENT_TYPE}`)",
+            max_length=webhooks.MAX_CONTENT_TYPE,
+            doc=f"Content-Type of the body (default `{webhooks.DEFAULT_CONTENT_TYPE}`)",
         ),
         Param("message", max_length=2000, strip=False, doc="accepted for KeyAuth clients; not used"),
         Param("pcuser", max_length=128, doc="accepted for KeyAuth clients; not used"),
@@ -65,14 +65,12 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     row = await webhooks.get(call.db, call.app.id, call.args.text("webid"))
     if row["authed"] and not call.live_session.validated:
         raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
-    request = clientwebhooks.build_request(
+    request = webhooks.build_request(
         row["base_url"],
         row["user_agent"],
         params=call.args.opt_text("params"),
         body=call.args.opt_text("body"),
         content_type=call.args.opt_text("conttype"),
     )
-    result = await clientwebhooks.send(
-        call.services.settings, request, app_id=call.app.id, webid=row["webid"]
-    )
+    result = await webhooks.send(call.services.settings, request, app_id=call.app.id, webid=row["webid"])
     return {"message": result.message, "response": result.text}

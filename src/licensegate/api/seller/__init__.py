@@ -5,12 +5,14 @@
 # reference, and of the groups the interface document does not name.
 from licensegate.api.seller import (  # noqa: F401  (importing registers the operations)
     sellerlog,
+    audit,
     blacklists,
     chat,
     files,
     globalvars,
     licenses,
     logs,
+    tamper,
     sellerkeys,
     sessions,
     settings,

@@ -1,9 +1,7 @@
-"""Seller API — Log: the logs client applications send, and the tamper reports the client API
-records.
+"""Seller API — Log: the logs client applications send.
 
 `fetchalllogs` and `dellogs` are KeyAuth's type values. KeyAuth has no type for Delete Logs By IP
-(its logs carry no IP) nor for tamper reports; ours are `dellogsbyip`, `fetchtamperlogs` and
-`deltamperlogs`, named in the same style.
+(its logs carry no IP); ours is `dellogsbyip`, named in the same style.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ FILTERS = (
 )
 
 
-def _filter(call: SellerCall) -> logs.LogFilter:
+def filter_of(call: SellerCall) -> logs.LogFilter:
     return logs.log_filter(
         credential=call.args.opt_text("user"),
         ip=call.args.opt_text("ip"),
@@ -49,7 +47,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the logs the application's clients sent, optionally filtered by user, IP and
     an inclusive time range."""
     limit, offset = paging(call.args)
-    found, total = await logs.list_page(call.db, call.app_id, _filter(call), limit=limit, offset=offset)
+    found, total = await logs.list_page(call.db, call.app_id, filter_of(call), limit=limit, offset=offset)
     return {"message": "Successfully retrieved logs", "logs": found, "count": total}
 
 
@@ -82,39 +80,3 @@ async def delete_by_ip(call: SellerCall) -> dict[str, Any]:
     ip, deleted = await logs.delete_by_ip(call.db, call.app_id, call.args.text("ip"))
     call.record(f"logs:ip:{ip}", before={"logs": deleted}, after=None)
     return {"message": "Successfully deleted logs by IP!", "deleted": deleted}
-
-
-@registry.operation(
-    "fetchtamperlogs",
-    group=GROUP,
-    summary="Get Tamper Logs",
-    area=AREA,
-    params=[*FILTERS, PAGE, LIMIT],
-    returns={
-        "logs": "[{id, reason, details, credential, hwid, ip, created (Unix seconds)}], newest first",
-        "count": "total number of entries matching the filters (all pages)",
-    },
-)
-async def fetch_tamper(call: SellerCall) -> dict[str, Any]:
-    """One page of the tamper reports (failed integrity checks of clients), with the same
-    filters as Get Logs."""
-    limit, offset = paging(call.args)
-    found, total = await logs.list_tamper_page(
-        call.db, call.app_id, _filter(call), limit=limit, offset=offset
-    )
-    return {"message": "Successfully retrieved tamper logs", "logs": found, "count": total}
-
-
-@registry.operation(
-    "deltamperlogs",
-    group=GROUP,
-    summary="Delete All Tamper Logs",
-    area=AREA,
-    mutates=True,
-    returns={"deleted": "number of entries deleted"},
-)
-async def delete_tamper(call: SellerCall) -> dict[str, Any]:
-    """Delete every tamper report of the application."""
-    deleted = await logs.delete_all_tamper(call.db, call.app_id)
-    call.record("tamperlogs:all", before={"logs": deleted}, after=None)
-    return {"message": "Successfully deleted all tamper logs!", "deleted": deleted}
