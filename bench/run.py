@@ -197,7 +197,7 @@ def run_wrk(
 def prepare_database(flavour: str, folder: Path) -> str:
     if flavour == "sqlite":
         return f"sqlite:///{folder / 'bench.db'}"
-    return asyncio.run(databases.create_postgres_database("lgbench"))
+    return databases.create_postgres_database("lgbench")
 
 
 def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[str, str], Result]) -> None:

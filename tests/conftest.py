@@ -3,7 +3,6 @@ and on PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -31,8 +30,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_test_url() -> str:
-    asyncio.run(databases.drop_stale_databases())
-    return asyncio.run(databases.create_postgres_database(databases.unique_name("lgtest")))
+    return databases.claim_database(databases.unique_name("lgtest"))
 
 
 @pytest.fixture(params=databases.FLAVOURS)
@@ -42,7 +40,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield databases.sqlite_copy(template, tmp_path / "test.db")
     else:
         url: str = request.getfixturevalue("postgres_test_url")
-        asyncio.run(databases.empty_postgres(url))
+        databases.empty_postgres(url)
         yield url
 
 
@@ -94,15 +92,14 @@ def serve_live(
 ) -> Iterator[LiveServer]:
     """A real `licensegate serve` process with two workers, on its own database."""
     folder = tmp_path_factory.mktemp("live")
-    if request.param == "sqlite":
-        url = f"sqlite:///{folder / 'live.db'}"
-    else:
-        url = asyncio.run(databases.create_postgres_database(databases.unique_name("lglive")))
+    url = f"sqlite:///{folder / 'live.db'}" if request.param == "sqlite" else databases.take_live_database()
     server = start_server(url, folder, **env)
     try:
         yield server
     finally:
         server.stop()
+        if request.param == "postgres":
+            databases.give_back_live_database(url)
 
 
 @pytest.fixture(scope="module", params=databases.FLAVOURS)

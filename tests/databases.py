@@ -1,13 +1,24 @@
 """Test databases: a migrated template per test process, copied (SQLite) or emptied (PostgreSQL)
-for every test. A PostgreSQL that cannot be reached fails the run; it never skips."""
+for every test. A PostgreSQL that cannot be reached fails the run; it never skips.
+
+PostgreSQL databases are reused rather than dropped: dropping one forces a checkpoint of the
+whole server (seconds on a busy machine). A test process takes over a database an ended test
+process left behind when it was made from the same migrations (a fingerprint in the database's
+comment says so), renaming it to its own name, and empties it; it creates one only when none is
+free. Databases of other migrations are dropped only when too many are left lying about.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-import asyncpg
+import psycopg
 
 from licensegate.store import migrate
 from licensegate.store.schema import metadata
@@ -16,6 +27,12 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "LICENSEGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )
 FLAVOURS = ("sqlite", "postgres")
+# Names of test databases: lgtest_* (in-process tests) or lglive_* (live servers), ending in the
+# process id of the test process that uses them.
+TEST_DATABASE = re.compile(r"^lg(test|live)_.*_([0-9]+)$")
+MAX_FOREIGN_IDLE = 12  # idle databases of other migrations kept for other checkouts to reuse
+
+Connection = psycopg.Connection[tuple[object, ...]]
 
 
 def unique_name(prefix: str) -> str:
@@ -28,26 +45,90 @@ def postgres_url(database: str) -> str:
     return f"{base}/{database}"
 
 
-async def _admin() -> asyncpg.Connection:
+@contextmanager
+def _admin() -> Iterator[Connection]:
     try:
-        return await asyncpg.connect(POSTGRES_ADMIN_URL)
-    except (OSError, asyncpg.PostgresError) as exc:
+        conn: Connection = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True)
+    except psycopg.Error as exc:
         raise RuntimeError(
             f"PostgreSQL is required for the test suite and is not reachable at {POSTGRES_ADMIN_URL}: {exc}"
         ) from exc
+    with conn:
+        yield conn
 
 
-async def create_postgres_database(name: str) -> str:
-    """Drop and recreate `name`, migrate it, and return its URL."""
-    conn = await _admin()
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
+def schema_fingerprint() -> str:
+    """Which migrations made a database: a digest of every migration file."""
+    digest = hashlib.sha256()
+    for path in sorted((migrate.MIGRATIONS_DIR / "versions").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"licensegate test database {digest.hexdigest()[:16]}"
+
+
+def create_postgres_database(name: str, *, durable: bool = True) -> str:
+    """Drop and recreate `name`, migrate it, and return its URL. A database that need not be
+    `durable` does not wait for the WAL to reach the disk at each commit: it need not outlive a
+    crash of the PostgreSQL server (test databases; never a benchmark's)."""
+    with _admin() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+        if not durable:
+            conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
     url = postgres_url(name)
     migrate.upgrade(url)
     return url
+
+
+def claim_database(name: str) -> str:
+    """An empty, migrated test database called `name`: an ended test process's database of the
+    same migrations if there is one, else a new one."""
+    fingerprint = schema_fingerprint()
+    with _admin() as conn:
+        idle = _idle_databases(conn)
+        for candidate, comment in idle:
+            if comment == fingerprint and _rename(conn, candidate, name):
+                url = postgres_url(name)
+                empty_postgres(url)
+                return url
+        foreign = [candidate for candidate, comment in idle if comment != fingerprint]
+        for candidate in foreign[: max(0, len(foreign) - MAX_FOREIGN_IDLE)]:
+            conn.execute(f'DROP DATABASE IF EXISTS "{candidate}" WITH (FORCE)')
+    url = create_postgres_database(name, durable=False)
+    with _admin() as conn:
+        conn.execute(f"COMMENT ON DATABASE \"{name}\" IS '{fingerprint}'")
+    return url
+
+
+def _idle_databases(conn: Connection) -> list[tuple[str, str | None]]:
+    """Test databases whose test process has ended (oldest first), with their comments."""
+    rows = conn.execute(
+        "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database ORDER BY oid"
+    ).fetchall()
+    idle: list[tuple[str, str | None]] = []
+    for name, comment in rows:
+        found = TEST_DATABASE.match(str(name))
+        if found and not _alive(int(found[2])):
+            idle.append((str(name), None if comment is None else str(comment)))
+    return idle
+
+
+def _rename(conn: Connection, old: str, new: str) -> bool:
+    """Take over `old`; False when another process took it first or something still uses it."""
+    try:
+        conn.execute(f'ALTER DATABASE "{old}" RENAME TO "{new}"')
+    except psycopg.Error:
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def create_sqlite_template(folder: Path) -> Path:
@@ -61,37 +142,43 @@ def sqlite_copy(template: Path, target: Path) -> str:
     return f"sqlite:///{target}"
 
 
-async def drop_stale_databases() -> None:
-    """Drop test databases whose test process has ended. Dropping one forces a PostgreSQL
-    checkpoint (seconds on a busy machine), so a run leaves its databases and the next run, or
-    the next machine, clears them."""
-    conn = await _admin()
-    try:
-        rows = await conn.fetch("SELECT datname FROM pg_database WHERE datname ~ '^lg(test|live)_.*_[0-9]+$'")
-        for row in rows:
-            pid = int(row["datname"].rsplit("_", 1)[1])
-            if pid != os.getpid() and not _alive(pid):
-                await conn.execute(f'DROP DATABASE IF EXISTS "{row["datname"]}" WITH (FORCE)')
-    finally:
-        await conn.close()
+# Children before parents, then every sequence that has moved back to 1: in one round trip, as one
+# transaction. DELETE costs about nothing on the many tables a test leaves empty; TRUNCATE would
+# replace every table's files and cost far more.
+EMPTY_POSTGRES = "; ".join(
+    [
+        *(f'DELETE FROM "{table.name}"' for table in reversed(metadata.sorted_tables)),
+        "SELECT setval(format('%I.%I', schemaname, sequencename), 1, false) FROM pg_sequences"
+        " WHERE schemaname = current_schema() AND last_value IS NOT NULL",
+    ]
+)
+
+_connections: dict[str, Connection] = {}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def empty_postgres(url: str) -> None:
+    """Empty every table of the test database at `url`, over a connection kept for the process."""
+    conn = _connections.get(url)
+    if conn is None or conn.closed:
+        conn = _connections[url] = psycopg.connect(url, autocommit=True)
+    conn.execute(EMPTY_POSTGRES)
 
 
-_TABLES = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+_free_live: list[str] = []
+_live_made = 0
 
 
-async def empty_postgres(url: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
-    finally:
-        await conn.close()
+def take_live_database() -> str:
+    """A migrated, empty PostgreSQL database for a live server, reused from an earlier server of
+    this test process when one is free."""
+    global _live_made
+    if _free_live:
+        return _free_live.pop()
+    _live_made += 1
+    return claim_database(unique_name(f"lglive_{_live_made}"))
+
+
+def give_back_live_database(url: str) -> None:
+    """Empty a live server's database (after the server stopped) for the next one."""
+    empty_postgres(url)
+    _free_live.append(url)

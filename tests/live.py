@@ -32,6 +32,8 @@ def server_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str
         LICENSEGATE_ARGON2_TIME_COST="1",
         LICENSEGATE_ARGON2_MEMORY_KIB="64",
         LICENSEGATE_LOG_LEVEL="warning",
+        # Work a test left under way (a webhook retrying, say) must not hold up stopping the server.
+        LICENSEGATE_SHUTDOWN_DRAIN="1",
     )
     env.update(extra)
     return env
