@@ -56,7 +56,9 @@ class Seller:
 async def create_seller(
     services: Services, http: httpx.AsyncClient, owner: str = "owner", name: str = "app"
 ) -> Seller:
-    created = await create_application(services.db, owner=owner, name=name, now=services.clock.now())
+    created = await create_application(
+        services.db, services.secrets, owner=owner, name=name, now=services.clock.now()
+    )
     return Seller(http=http, key=created.sellerkey, ownerid=created.ownerid, app_id=created.app_id, name=name)
 
 

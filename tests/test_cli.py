@@ -14,10 +14,10 @@ from licensegate.store import migrate
 from tests.live import LICENSEGATE, server_env
 
 
-def run(args: list[str], database_url: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+def run(args: list[str], database_url: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*LICENSEGATE, *args],
-        env=server_env(database_url, data_dir),
+        env=server_env(database_url, data_dir, **env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -38,16 +38,20 @@ def test_create_app_prints_exactly_one_json_object(db_url: str, tmp_path: Path) 
     done = run(["create-app", "--owner", "ann", "--name", "Tool"], db_url, tmp_path)
     assert done.returncode == 0, done.stderr
     created = json.loads(done.stdout)
-    assert set(created) == {"ownerid", "name", "sellerkey"}
+    assert set(created) == {"ownerid", "name", "sellerkey", "public_key", "secret"}
     assert re.fullmatch(r"[A-Za-z0-9]{10}", created["ownerid"])
     assert created["name"] == "Tool"
     assert re.fullmatch(r"[0-9a-f]{32}", created["sellerkey"])
+    assert re.fullmatch(r"[0-9a-f]{64}", created["public_key"])
+    assert re.fullmatch(r"[0-9a-f]{64}", created["secret"])
     assert done.stdout.count("\n") == 1
 
     # A second application of the same owner shares the ownerid and gets its own key.
     second = json.loads(run(["create-app", "--owner", "ann", "--name", "Other"], db_url, tmp_path).stdout)
     assert second["ownerid"] == created["ownerid"]
     assert second["sellerkey"] != created["sellerkey"]
+    assert second["public_key"] != created["public_key"]
+    assert second["secret"] != created["secret"]
 
 
 def test_create_app_refuses_a_duplicate_in_one_line(db_url: str, tmp_path: Path) -> None:

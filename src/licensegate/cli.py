@@ -1,4 +1,5 @@
-"""The `licensegate` command: serve, migrate, create-app, openapi, reference."""
+"""The `licensegate` command: serve, migrate, create-app, public-key, rotate-key, reseal, openapi,
+reference."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from licensegate.config import ENV_PREFIX, ConfigError, Settings, with_markdown_table
+
+if TYPE_CHECKING:
+    from licensegate.secretbox import SecretBox
+    from licensegate.store.database import Database
+
+T = TypeVar("T")
 
 
 class CommandError(Exception):
@@ -22,11 +30,40 @@ def _settings(database: str | None) -> Settings:
     return Settings.from_env()
 
 
+def _with_database(
+    settings: Settings, work: Callable[[Database, SecretBox], Awaitable[T]], box: SecretBox | None = None
+) -> T:
+    """Run `work` on the database and the deployment key (the key file is made if missing)."""
+    from licensegate.services import open_secretbox
+    from licensegate.store.database import open_database
+
+    opened = box or open_secretbox(settings)
+
+    async def run() -> T:
+        db = await open_database(settings.database_url, pool_size=1)
+        try:
+            return await work(db, opened)
+        finally:
+            await db.close()
+
+    return asyncio.run(run())
+
+
+def _provision(settings: Settings) -> None:
+    """Keys for applications made before they existed (after a migration)."""
+    from licensegate.domain.appkeys import provision_all
+
+    done = _with_database(settings, provision_all)
+    if done:
+        print(f"gave {done} application(s) their signing keys", file=sys.stderr)
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     from licensegate.store import migrate
 
     settings = _settings(args.database)
     revision = migrate.upgrade(settings.database_url)
+    _provision(settings)
     print(f"database is at schema revision {revision}", file=sys.stderr)
     return 0
 
@@ -35,20 +72,80 @@ def cmd_create_app(args: argparse.Namespace) -> int:
     from licensegate.clock import SystemClock
     from licensegate.domain.apps import create_application
     from licensegate.store import migrate
-    from licensegate.store.database import open_database
 
     settings = _settings(args.database)
     migrate.ensure_schema(settings.database_url)
 
-    async def run() -> dict[str, str]:
-        db = await open_database(settings.database_url, pool_size=1)
-        try:
-            created = await create_application(db, owner=args.owner, name=args.name, now=SystemClock().now())
-        finally:
-            await db.close()
-        return {"ownerid": created.ownerid, "name": created.name, "sellerkey": created.sellerkey}
+    async def run(db: Database, box: SecretBox) -> dict[str, str]:
+        created = await create_application(db, box, owner=args.owner, name=args.name, now=SystemClock().now())
+        return {
+            "ownerid": created.ownerid,
+            "name": created.name,
+            "sellerkey": created.sellerkey,
+            "public_key": created.public_key,
+            "secret": created.secret,
+        }
 
-    print(json.dumps(asyncio.run(run())))
+    print(json.dumps(_with_database(settings, run)))
+    return 0
+
+
+def cmd_public_key(args: argparse.Namespace) -> int:
+    """The deployment's own public key: it signs answers that name no known application."""
+    from licensegate.clock import SystemClock
+    from licensegate.domain.appkeys import deployment_public_key
+    from licensegate.store import migrate
+
+    settings = _settings(args.database)
+    migrate.ensure_schema(settings.database_url)
+
+    async def run(db: Database, box: SecretBox) -> str:
+        return await deployment_public_key(db, box, SystemClock().now())
+
+    print(_with_database(settings, run))
+    return 0
+
+
+def cmd_rotate_key(args: argparse.Namespace) -> int:
+    """A new deployment key in the key file, every sealed value re-sealed under it, then the old
+    key dropped from the file (kept with --keep-old)."""
+    from licensegate import keyring
+    from licensegate.domain.sealed import reseal_all
+    from licensegate.secretbox import SecretBox
+    from licensegate.store import migrate
+
+    settings = _settings(args.database)
+    if settings.deployment_key:
+        raise CommandError(
+            "the deployment key comes from LICENSEGATE_DEPLOYMENT_KEY: put a new key there "
+            f"(for example {keyring.new_key().hex()}), the old one in "
+            "LICENSEGATE_DEPLOYMENT_OLD_KEYS, restart, then run `licensegate reseal`"
+        )
+    migrate.ensure_schema(settings.database_url)
+    old = keyring.load_or_create(settings.data_dir)
+    assert old.path is not None
+    rotated = keyring.Keyring((keyring.new_key(), *old.keys), old.path)
+    keyring.replace_key_file(old.path, rotated.keys)
+    changed = _with_database(settings, reseal_all, SecretBox(rotated))
+    if not args.keep_old:
+        keyring.replace_key_file(old.path, (rotated.current,))
+    print(
+        f"new deployment key {rotated.current_id} in {old.path}; {changed} value(s) re-sealed"
+        + ("; old keys kept" if args.keep_old else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_reseal(args: argparse.Namespace) -> int:
+    """Re-seal every secret at rest under the current deployment key."""
+    from licensegate.domain.sealed import reseal_all
+    from licensegate.store import migrate
+
+    settings = _settings(args.database)
+    migrate.ensure_schema(settings.database_url)
+    changed = _with_database(settings, reseal_all)
+    print(f"{changed} value(s) re-sealed", file=sys.stderr)
     return 0
 
 
@@ -63,6 +160,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             os.environ[ENV_PREFIX + name] = str(flag)
     settings = _settings(args.database)  # validates everything before workers start
     migrate.ensure_schema(settings.database_url)
+    _provision(settings)  # also makes the deployment key file before workers race for it
     print(
         f"licensegate serving on http://{settings.host}:{settings.port} "
         f"({settings.workers} worker(s), {settings.database_url.split(':', 1)[0]})",
@@ -128,6 +226,19 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--name", required=True, help="application name")
     create.add_argument("--database", help=db_help)
     create.set_defaults(run=cmd_create_app)
+
+    public = sub.add_parser("public-key", help="print the deployment's own Ed25519 public key")
+    public.add_argument("--database", help=db_help)
+    public.set_defaults(run=cmd_public_key)
+
+    rotate = sub.add_parser("rotate-key", help="rotate the deployment key and re-seal every secret")
+    rotate.add_argument("--keep-old", action="store_true", help="keep the old key in the key file")
+    rotate.add_argument("--database", help=db_help)
+    rotate.set_defaults(run=cmd_rotate_key)
+
+    reseal = sub.add_parser("reseal", help="re-seal every secret under the current deployment key")
+    reseal.add_argument("--database", help=db_help)
+    reseal.set_defaults(run=cmd_reseal)
 
     spec = sub.add_parser("openapi", help="print the OpenAPI document of both APIs")
     spec.set_defaults(run=cmd_openapi)

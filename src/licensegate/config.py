@@ -127,6 +127,14 @@ class Settings:
         "then drops it",
         minimum=0,
     )
+    deployment_key: str | None = setting(
+        None,
+        "the deployment key (64 hex) every secret at rest is sealed under; unset = the key file "
+        "`deployment.key` in the data folder, made on first start",
+    )
+    deployment_old_keys: tuple[str, ...] = setting(
+        (), "comma-separated older deployment keys still accepted for opening values, during a rotation"
+    )
 
     def __post_init__(self) -> None:
         if not self.database_url:

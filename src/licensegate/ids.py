@@ -20,6 +20,7 @@ def seller_key() -> str:
 
 
 def app_secret() -> str:
+    """An application's secret (API 1.2 HMAC key, legacy 1.0 AES key): 64 lowercase hex."""
     return secrets.token_hex(32)
 
 

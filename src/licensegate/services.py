@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from licensegate import keyring
 from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
+from licensegate.domain.appkeys import Signers
 from licensegate.domain.messages import MessageCache
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter, open_rate_limiter
+from licensegate.secretbox import SecretBox
 from licensegate.store.database import Database, open_database
 
 
@@ -25,10 +28,13 @@ class Services:
     messages: MessageCache
     mailer: Mailer
     background: Background  # work done after a response (log forwarding)
+    secrets: SecretBox  # seals and opens secrets at rest under the deployment key
+    signers: Signers  # signs client answers (keys decrypted once per worker)
 
     @classmethod
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
         clock = clock or SystemClock()
+        box = open_secretbox(settings)
         db = await open_database(settings.database_url, pool_size=settings.pg_pool_size)
         return cls(
             settings=settings,
@@ -44,6 +50,8 @@ class Services:
             messages=MessageCache(),
             mailer=Mailer(settings),
             background=Background(),
+            secrets=box,
+            signers=Signers(box),
         )
 
     async def close(self) -> None:
@@ -53,3 +61,8 @@ class Services:
         await self.limiter.close()
         await self.db.close()
         self.passwords.close()
+
+
+def open_secretbox(settings: Settings) -> SecretBox:
+    """The deployment key from configuration, or the data folder's key file (made if missing)."""
+    return SecretBox(keyring.load(settings.data_dir, settings.deployment_key, settings.deployment_old_keys))

@@ -461,7 +461,8 @@ async def test_editusername_renames_and_carries_the_name_over(
             now,
         )
     await db.execute(
-        "INSERT INTO tokens (app_id, token_hash, kind, assigned, created_at) VALUES (?, 'h1', 'user', ?, ?)",
+        "INSERT INTO tokens (app_id, token_hash, token_sealed, kind, assigned, created_at) "
+        "VALUES (?, 'h1', 'sealed', 'user', ?, ?)",
         seller.app_id,
         "alice",
         now,

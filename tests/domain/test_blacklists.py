@@ -110,7 +110,7 @@ class CountingExecutor:
 
 
 async def new_app(services: Services, name: str = "app") -> int:
-    created = await create_application(services.db, owner=f"owner-{name}", name=name, now=1)
+    created = await create_application(services.db, services.secrets, owner=f"owner-{name}", name=name, now=1)
     return created.app_id
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from licensegate import ids
+from licensegate.domain import appkeys
 from licensegate.domain.errors import Conflict, Invalid
 from licensegate.domain.sellerkeys import issue_key
+from licensegate.secretbox import SecretBox
 from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import subscriptions as subscription_store
@@ -76,6 +78,8 @@ class CreatedApp:
     ownerid: str
     name: str
     sellerkey: str
+    public_key: str  # what an integrator pastes into a client library (Ed25519, 64 hex)
+    secret: str  # what API 1.2 and legacy 1.0 clients are built with (64 hex)
 
 
 def check_name(value: str, what: str) -> str:
@@ -89,11 +93,12 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-async def create_application(db: Database, *, owner: str, name: str, now: int) -> CreatedApp:
+async def create_application(db: Database, box: SecretBox, *, owner: str, name: str, now: int) -> CreatedApp:
     """Create the application, creating its seller account first if there is none.
 
-    The application starts with the subscription `default` (level 1) and one seller key with
-    every permission; the key is returned once and only its digest is kept.
+    The application starts with the subscription `default` (level 1), one seller key with every
+    permission (returned once; only its digest is kept), and its own secret and Ed25519 key pair
+    (sealed under the deployment key).
     """
     owner = check_name(owner, "owner name")
     name = check_name(name, "application name")
@@ -110,10 +115,25 @@ async def create_application(db: Database, *, owner: str, name: str, now: int) -
             account_id, ownerid = account["id"], account["ownerid"]
         if await app_store.exists_for_account(tx, account_id, name):
             raise Conflict(f"The account '{owner}' already has an application named '{name}'.", "app_exists")
+        keys = appkeys.make_keys(box)
         app_id = await app_store.insert(
-            tx, account_id=account_id, ownerid=ownerid, name=name, secret=ids.app_secret(), now=now
+            tx,
+            account_id=account_id,
+            ownerid=ownerid,
+            name=name,
+            secret=keys.sealed_secret,
+            signing_key=keys.sealed_signing_key,
+            public_key=keys.public_key,
+            now=now,
         )
         sub_name, sub_level = DEFAULT_SUBSCRIPTION
         await subscription_store.insert(tx, app_id=app_id, name=sub_name, level=sub_level, now=now)
         sellerkey = await issue_key(tx, app_id=app_id, name="initial", permissions=None, now=now)
-    return CreatedApp(app_id=app_id, ownerid=ownerid, name=name, sellerkey=sellerkey)
+    return CreatedApp(
+        app_id=app_id,
+        ownerid=ownerid,
+        name=name,
+        sellerkey=sellerkey,
+        public_key=keys.public_key,
+        secret=keys.secret,
+    )

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from licensegate.durable import fsync_dir
+
 CHUNK = 1024 * 1024
 _KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -175,7 +177,7 @@ def _publish(temp: Path, final: Path) -> None:
         with open(copy, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(copy, final)
-    _fsync_dir(final.parent)
+    fsync_dir(final.parent)
 
 
 def _place(temp: Path, final: Path) -> None:
@@ -184,17 +186,9 @@ def _place(temp: Path, final: Path) -> None:
     # Renaming one hard link of a file onto another link of the same file does nothing (POSIX):
     # drop the staged name in that case.
     _unlink(temp)
-    _fsync_dir(final.parent)
+    fsync_dir(final.parent)
 
 
 def _unlink(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

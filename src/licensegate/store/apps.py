@@ -13,14 +13,27 @@ async def exists_for_account(db: Executor, account_id: int, name: str) -> bool:
     return found is not None
 
 
-async def insert(db: Executor, *, account_id: int, ownerid: str, name: str, secret: str, now: int) -> int:
+async def insert(
+    db: Executor,
+    *,
+    account_id: int,
+    ownerid: str,
+    name: str,
+    secret: str,
+    signing_key: str,
+    public_key: str,
+    now: int,
+) -> int:
+    """`secret` and `signing_key` arrive sealed (domain.appkeys)."""
     app_id: int = await db.fetch_value(
-        "INSERT INTO apps (account_id, ownerid, name, secret, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO apps (account_id, ownerid, name, secret, signing_key, public_key, created_at, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         account_id,
         ownerid,
         name,
         secret,
+        signing_key,
+        public_key,
         now,
         now,
     )

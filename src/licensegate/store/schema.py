@@ -79,7 +79,9 @@ apps = sa.Table(
     _ref("accounts"),
     _text("ownerid", nullable=False),  # copy of the owner account's ownerid, for the client lookup
     _text("name", nullable=False),
-    _text("secret", nullable=False),
+    _text("secret", nullable=False),  # 64 hex for 1.0/1.2 clients, sealed (secretbox; see appkeys)
+    _text("signing_key"),  # Ed25519 seed, sealed; NULL until provisioned (apps made before 0002)
+    _text("public_key"),  # the Ed25519 public key integrators paste into a client, 64 hex
     _text("version", default="1.0"),
     _text("download_link"),
     _flag("enabled", 1),
@@ -100,6 +102,7 @@ apps = sa.Table(
     _int("auth_rate_limit", 30),  # login-type attempts per window per (app, credential, IP)
     _int("auth_rate_window", 60),
     _int("chat_history", 50),
+    _flag("token_validation", 0),  # init must present a valid `token` and `thash`
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("account_id", "name"),
@@ -272,14 +275,30 @@ tokens = sa.Table(
     metadata,
     _pk(),
     _ref("apps"),
-    _text("token_hash", nullable=False),
+    _text("token_hash", nullable=False),  # SHA-256 of the token: the lookup
+    _text("token_sealed", nullable=False),  # the token itself, sealed, so the seller can ship it
     _text("kind", nullable=False),  # user | license
-    _text("assigned", nullable=False),
+    _text("assigned", nullable=False),  # the username or the key it belongs to
+    _ref("users", nullable=True),
+    _ref("license_keys", nullable=True, name="license_key_id"),
     _text("banned_reason"),
-    _text("file_hash"),
+    _text("file_hash"),  # bound at the token's first use
+    _time("used_at"),
     _time("created_at", nullable=False),
     sa.UniqueConstraint("token_hash"),
     sa.Index(None, "app_id", "assigned"),
+    sa.Index(None, "user_id"),
+    sa.Index(None, "license_key_id"),
+)
+
+# The deployment's own Ed25519 key: it signs answers that name no known application.
+signing_keys = sa.Table(
+    "signing_keys",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    _text("signing_key", nullable=False),  # sealed seed
+    _text("public_key", nullable=False),
+    _time("created_at", nullable=False),
 )
 
 # --- client sessions ---------------------------------------------------------------------------
@@ -303,6 +322,7 @@ sessions = sa.Table(
     _text("ram"),
     _text("client_version"),
     _text("client_token"),  # the `token` a License Login sent
+    _text("enckey"),  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
     sa.Index(None, "app_id", "validated", "expires_at"),
     sa.Index(None, "app_id", "ip"),
     sa.Index(None, "user_id"),

@@ -21,6 +21,7 @@ from licensegate.api.seller import (  # noqa: F401  (importing registers the ope
     users,
     uservars,
     webhooks,
+    appkeys,
 )
 
 # isort: on

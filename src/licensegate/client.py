@@ -1,0 +1,294 @@
+"""A small typed Python client for licensegate's client API, in every dialect it speaks.
+
+    async with Client("https://licenses.example.com", ownerid="Ab12Cd34Ef", name="MyApp",
+                      public_key="<64 hex from create-app>") as app:
+        await app.init(ver="1.0")
+        answer = await app.license("XXXX-XXXX", hwid="S-1-5-21-...")
+        if answer.success: ...
+
+Every answer is checked before it is returned: its Ed25519 signature over `timestamp || body`
+against the application's public key (or the deployment's, for answers that name no known
+application), the timestamp's freshness, and — unless `bind=False` — that the answer echoes the
+`clientnonce` this request carried, so an answer recorded earlier and replayed to another request
+is rejected. On `/api/1.2/` the HMAC `signature` header is checked as well when the secret is
+given. A check that fails raises `TamperedAnswer`; business failures are answers
+(`success` false), not exceptions.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal
+
+import httpx
+import orjson
+
+from licensegate.signing import hmac_hex, verify
+
+Dialect = Literal["1.0", "1.1", "1.2", "1.3"]
+DIALECTS: tuple[Dialect, ...] = ("1.0", "1.1", "1.2", "1.3")
+MAX_AGE = 25  # seconds an answer may be old (KeyAuth's Python library allows 25)
+MAX_AHEAD = 25  # seconds an answer may be ahead of this machine's clock
+
+
+class ClientError(Exception):
+    """The service could not be reached or answered something that is not an answer."""
+
+
+class TamperedAnswer(ClientError):
+    """An answer failed verification: forged, altered, replayed or stale."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One verified answer."""
+
+    status: int
+    body: dict[str, Any]
+    raw: bytes
+    headers: Mapping[str, str] = field(repr=False)
+
+    @property
+    def success(self) -> bool:
+        return self.body.get("success") is True
+
+    @property
+    def message(self) -> str:
+        return str(self.body.get("message", ""))
+
+    @property
+    def code(self) -> int | None:
+        code = self.body.get("code")
+        return code if isinstance(code, int) else None
+
+    @property
+    def error(self) -> str | None:
+        return self.body.get("error")
+
+    def __getitem__(self, name: str) -> Any:
+        return self.body[name]
+
+
+def verify_answer(
+    raw: bytes,
+    headers: Mapping[str, str],
+    public_keys: tuple[str, ...],
+    *,
+    now: float,
+    clientnonce: str | None,
+    max_age: int = MAX_AGE,
+    max_ahead: int = MAX_AHEAD,
+) -> dict[str, Any]:
+    """Check one answer's signature, freshness and nonce binding; return its JSON body."""
+    timestamp = headers.get("x-signature-timestamp", "")
+    signature = headers.get("x-signature-ed25519", "")
+    if not timestamp or not signature:
+        raise TamperedAnswer("the answer carries no signature")
+    if not timestamp.isdigit() or not 9 <= len(timestamp) <= 13:
+        raise TamperedAnswer("the answer's timestamp is malformed")
+    age = now - int(timestamp)
+    if age > max_age or -age > max_ahead:
+        raise TamperedAnswer(f"the answer's timestamp is {int(age)} s away from this machine's clock")
+    signed = timestamp.encode("ascii") + raw
+    if not any(verify(key, signature, signed) for key in public_keys):
+        raise TamperedAnswer("the answer's signature does not verify")
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ClientError(f"the answer is not JSON: {raw[:80]!r}") from exc
+    if not isinstance(body, dict):
+        raise ClientError("the answer is not a JSON object")
+    if clientnonce is not None and body.get("clientnonce") != clientnonce:
+        raise TamperedAnswer("the answer does not echo this request's clientnonce (replayed?)")
+    return body
+
+
+class Client:
+    """One program instance of one application: it keeps the session `init` opened."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        ownerid: str,
+        name: str,
+        public_key: str,
+        dialect: Dialect = "1.3",
+        secret: str | None = None,
+        deployment_public_key: str | None = None,
+        bind: bool = True,
+        http: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.time,
+        timeout: float = 10.0,
+    ) -> None:
+        if dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {DIALECTS}")
+        self.ownerid = ownerid
+        self.name = name
+        self.dialect: Dialect = dialect
+        self.path = f"{base_url.rstrip('/')}/api/{dialect}/"
+        self.public_keys = (public_key,) + ((deployment_public_key,) if deployment_public_key else ())
+        self.secret = secret
+        self.bind = bind
+        self.clock = clock
+        self.sessionid: str | None = None
+        self.enckey: str | None = None  # API 1.2: the client's half of the HMAC key, sent at init
+        self._own_http = http is None
+        self._http = http or httpx.AsyncClient(timeout=timeout)
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._own_http:
+            await self._http.aclose()
+
+    # --- the wire ------------------------------------------------------------------------------
+
+    async def call(self, type_: str, /, **params: str | int | None) -> Answer:
+        """Any operation by its `type`; None values are left out. Returns the verified answer."""
+        values = {"type": type_, "ownerid": self.ownerid, "name": self.name}
+        if self.sessionid is not None and type_ != "init":
+            values["sessionid"] = self.sessionid
+        values.update({k: str(v) for k, v in params.items() if v is not None})
+        clientnonce = secrets.token_hex(16) if self.bind else None
+        if clientnonce is not None:
+            values["clientnonce"] = clientnonce
+        try:
+            if self.dialect == "1.0":  # the interface document's dialect: the query string
+                response = await self._http.post(self.path, params=values)
+            else:
+                response = await self._http.post(self.path, data=values)
+        except httpx.HTTPError as exc:
+            raise ClientError(f"cannot reach the service: {exc}") from exc
+        raw = response.content
+        body = verify_answer(
+            raw, response.headers, self.public_keys, now=self.clock(), clientnonce=clientnonce
+        )
+        self._check_hmac(type_, raw, response.headers)
+        return Answer(response.status_code, body, raw, response.headers)
+
+    def _check_hmac(self, type_: str, raw: bytes, headers: Mapping[str, str]) -> None:
+        if self.dialect != "1.2" or self.secret is None:
+            return
+        sent = headers.get("signature", "")
+        keys = (
+            [self.secret]
+            if type_ == "init" or self.enckey is None
+            else [f"{self.enckey}-{self.secret}", self.secret]
+        )
+        if not any(secrets.compare_digest(sent, hmac_hex(key, raw)) for key in keys):
+            raise TamperedAnswer("the answer's HMAC signature does not verify")
+
+    # --- operations ----------------------------------------------------------------------------
+
+    async def init(
+        self,
+        ver: str | None = None,
+        hash: str | None = None,
+        token: str | None = None,
+        thash: str | None = None,
+    ) -> Answer:
+        """Open a session (kept for the calls that follow)."""
+        enckey = secrets.token_hex(16) if self.dialect == "1.2" else None
+        answer = await self.call("init", ver=ver, hash=hash, token=token, thash=thash, enckey=enckey)
+        if answer.success:
+            self.sessionid = answer.body["sessionid"]
+            self.enckey = enckey
+        return answer
+
+    async def license(self, key: str, hwid: str | None = None, code: str | None = None) -> Answer:
+        return await self.call("license", key=key, hwid=hwid, code=code)
+
+    async def login(
+        self, username: str, password: str, hwid: str | None = None, code: str | None = None
+    ) -> Answer:
+        return await self.call("login", username=username, **{"pass": password}, hwid=hwid, code=code)
+
+    async def register(
+        self, username: str, password: str, key: str, email: str | None = None, hwid: str | None = None
+    ) -> Answer:
+        return await self.call(
+            "register", username=username, **{"pass": password}, key=key, email=email, hwid=hwid
+        )
+
+    async def upgrade(self, username: str, key: str) -> Answer:
+        return await self.call("upgrade", username=username, key=key)
+
+    async def forgot(self, username: str, email: str) -> Answer:
+        return await self.call("forgot", username=username, email=email)
+
+    async def logout(self) -> Answer:
+        return await self.call("logout")
+
+    async def change_username(self, new_username: str) -> Answer:
+        return await self.call("changeUsername", newUsername=new_username)
+
+    async def check(self) -> Answer:
+        return await self.call("check")
+
+    async def check_blacklist(self, hwid: str | None = None) -> Answer:
+        """On 1.1–1.3 `success` true means blacklisted (KeyAuth's meaning); `blacklisted` says it
+        in every dialect."""
+        return await self.call("checkblacklist", hwid=hwid)
+
+    async def fetch_online(self) -> Answer:
+        return await self.call("fetchOnline")
+
+    async def fetch_stats(self) -> Answer:
+        return await self.call("fetchStats")
+
+    async def var(self, varid: str) -> Answer:
+        """A global variable: its value is in `message`."""
+        return await self.call("var", varid=varid)
+
+    async def getvar(self, var: str) -> Answer:
+        """A user variable: its value is in `response`."""
+        return await self.call("getvar", var=var)
+
+    async def setvar(self, var: str, data: str) -> Answer:
+        return await self.call("setvar", var=var, data=data)
+
+    async def ban(self, reason: str | None = None, hwid: str | None = None) -> Answer:
+        return await self.call("ban", reason=reason, hwid=hwid)
+
+    async def file(self, fileid: str) -> Answer:
+        """A file: hex in `contents` (`file_bytes` decodes it)."""
+        return await self.call("file", fileid=fileid)
+
+    @staticmethod
+    def file_bytes(answer: Answer) -> bytes:
+        return bytes.fromhex(answer.body["contents"])
+
+    async def webhook(
+        self, webid: str, params: str | None = None, body: str | None = None, conttype: str | None = None
+    ) -> Answer:
+        """Call a webhook: the remote reply is in `response`."""
+        return await self.call("webhook", webid=webid, params=params, body=body, conttype=conttype)
+
+    async def chatget(self, channel: str) -> Answer:
+        return await self.call("chatget", channel=channel)
+
+    async def chatsend(self, channel: str, message: str) -> Answer:
+        return await self.call("chatsend", channel=channel, message=message)
+
+    async def log(self, message: str, pcuser: str | None = None) -> Answer:
+        return await self.call("log", message=message, pcuser=pcuser)
+
+    async def tamper(self, reason: str, hwid: str | None = None, details: str | None = None) -> Answer:
+        return await self.call("tamper", reason=reason, hwid=hwid, details=details)
+
+    async def enable_2fa(self, code: str | None = None) -> Answer:
+        return await self.call("2faenable", code=code)
+
+    async def disable_2fa(self, code: str) -> Answer:
+        return await self.call("2fadisable", code=code)

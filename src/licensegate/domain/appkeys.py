@@ -1,0 +1,166 @@
+"""The keys that protect an application's client answers, and the deployment's own signing key.
+
+Every application has a 64-hex `secret` (what API 1.2 and legacy 1.0 clients are built with) and
+an Ed25519 key pair whose public half integrators paste into a client library. Both are made
+with the application, kept sealed under the deployment key (`secretbox`), can be shown and
+rotated by the owner, and never appear in logs. Applications made before keys existed get theirs
+on first need (`provision_all` runs at `serve`/`migrate`, and the client path provisions lazily).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from licensegate import ids, signing
+from licensegate.secretbox import SecretBox, is_sealed
+from licensegate.signing import Signer, SignerCache
+from licensegate.store import appkeys as store
+from licensegate.store.database import Database, Executor
+
+SECRET = "apps.secret"  # noqa: S105  (a purpose label, not a secret)
+SIGNING_KEY = "apps.signing_key"
+DEPLOYMENT_SIGNING_KEY = "signing_keys.signing_key"
+
+
+@dataclass(frozen=True)
+class SealedKeys:
+    """A new application's keys, sealed for storage (and the secret in clear, to show once)."""
+
+    secret: str
+    sealed_secret: str
+    sealed_signing_key: str
+    public_key: str
+
+
+@dataclass(frozen=True)
+class ClientKeys:
+    public_key: str
+    secret: str
+
+
+def _seal_seed(box: SecretBox, seed: bytes, purpose: str) -> str:
+    return box.seal(seed.hex(), purpose)
+
+
+def make_keys(box: SecretBox, secret: str | None = None) -> SealedKeys:
+    secret = secret or ids.app_secret()
+    seed = signing.new_seed()
+    return SealedKeys(
+        secret=secret,
+        sealed_secret=box.seal(secret, SECRET),
+        sealed_signing_key=_seal_seed(box, seed, SIGNING_KEY),
+        public_key=signing.public_key_of(seed),
+    )
+
+
+async def provision(db: Executor, box: SecretBox, app_id: int) -> None:
+    """Give one application made before keys existed its keys; its old secret is kept, sealed."""
+    row = await store.get(db, app_id)
+    if row is None or row["signing_key"] is not None:
+        return
+    old = row["secret"]
+    keys = make_keys(box, None if is_sealed(old) else old)
+    await store.provision(
+        db,
+        app_id,
+        secret=old if is_sealed(old) else keys.sealed_secret,
+        signing_key=keys.sealed_signing_key,
+        public_key=keys.public_key,
+    )
+
+
+async def provision_all(db: Database, box: SecretBox) -> int:
+    """Provision every application that has no keys yet; returns how many were done."""
+    done = 0
+    while rows := await store.unprovisioned(db, 500):
+        for row in rows:
+            await provision(db, box, row["id"])
+            done += 1
+    return done
+
+
+async def client_keys(db: Executor, box: SecretBox, app_id: int) -> ClientKeys:
+    await provision(db, box, app_id)
+    row = await store.get(db, app_id)
+    assert row is not None
+    return ClientKeys(public_key=row["public_key"], secret=box.open(row["secret"], SECRET))
+
+
+async def rotate_signing_key(db: Executor, box: SecretBox, app_id: int, now: int) -> str:
+    """A new key pair; answers are signed with it from now on. Returns the new public key."""
+    seed = signing.new_seed()
+    public_key = signing.public_key_of(seed)
+    await store.set_signing_key(
+        db, app_id, signing_key=_seal_seed(box, seed, SIGNING_KEY), public_key=public_key, now=now
+    )
+    return public_key
+
+
+async def rotate_secret(db: Executor, box: SecretBox, app_id: int, now: int) -> str:
+    secret = ids.app_secret()
+    await store.set_secret(db, app_id, box.seal(secret, SECRET), now)
+    return secret
+
+
+async def deployment_public_key(db: Executor, box: SecretBox, now: int) -> str:
+    return (await _deployment_row(db, box, now))[1]
+
+
+async def _deployment_row(db: Executor, box: SecretBox, now: int) -> tuple[str, str]:
+    row = await store.deployment_key(db)
+    if row is None:
+        seed = signing.new_seed()
+        await store.insert_deployment_key(
+            db,
+            signing_key=_seal_seed(box, seed, DEPLOYMENT_SIGNING_KEY),
+            public_key=signing.public_key_of(seed),
+            now=now,
+        )
+        row = await store.deployment_key(db)
+        assert row is not None
+    return row["signing_key"], row["public_key"]
+
+
+class Signers:
+    """One worker's signers: each application's (by its sealed key) and the deployment's.
+
+    Decrypting a key happens once per worker and key; a rotation makes a new sealed value, so a
+    rotated key is never used again."""
+
+    def __init__(self, box: SecretBox) -> None:
+        self._box = box
+        self._signers = SignerCache()
+        self._secrets: dict[str, str] = {}
+        self._deployment: Signer | None = None
+
+    def _signer(self, sealed: str, purpose: str) -> Signer:
+        signer = self._signers.get(sealed)
+        if signer is None:
+            seed = bytes.fromhex(self._box.open(sealed, purpose))
+            signer = self._signers.put(sealed, Signer(seed))
+        return signer
+
+    async def for_app(self, db: Executor, app_id: int, sealed: str | None) -> Signer:
+        """The application's signer; `sealed` is its `signing_key` column as the caller read it."""
+        if sealed is None:
+            await provision(db, self._box, app_id)
+            row = await store.get(db, app_id)
+            assert row is not None
+            sealed = row["signing_key"]
+            assert sealed is not None
+        return self._signer(sealed, SIGNING_KEY)
+
+    def secret(self, sealed: str) -> str:
+        """An application's secret in clear, from its sealed column value (cached per worker)."""
+        secret = self._secrets.get(sealed)
+        if secret is None:
+            if len(self._secrets) > 10_000:
+                self._secrets.clear()
+            secret = self._secrets[sealed] = self._box.open(sealed, SECRET)
+        return secret
+
+    async def deployment(self, db: Executor, now: int) -> Signer:
+        if self._deployment is None:
+            sealed, _public = await _deployment_row(db, self._box, now)
+            self._deployment = self._signer(sealed, DEPLOYMENT_SIGNING_KEY)
+        return self._deployment
