@@ -15,7 +15,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from licensegate.api import client, openapi, seller
-from licensegate.api.protocol import failure_body, json_response
+from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
 from licensegate.domain import passwordreset
 from licensegate.services import Services

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import re
 
-from licensegate.api.protocol import (
-    CLIENT_FAILURE_CODES,
-    CLIENT_SUCCESS_CODE,
-    client_failure,
-    client_success,
-)
+from licensegate.api.envelope import CLIENT_FAILURE_CODES, client_failure, client_success
+from licensegate.operations.declarations import CLIENT_SUCCESS_CODE
 
 NONCE = re.compile(r"[0-9a-f]{32}")
 

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from licensegate.api.protocol import Operation, Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import permissions
 from licensegate.domain.errors import Invalid
+from licensegate.operations.declarations import Operation, Param
 from licensegate.services import Services
 from tests.helpers import SELLER_PATH, Seller
 
@@ -210,7 +210,7 @@ def test_every_seller_operation_is_declared_sanely() -> None:
 def test_raw_utf8_and_escaped_utf8_mean_the_same() -> None:
     from starlette.requests import Request
 
-    from licensegate.api.protocol import read_query
+    from licensegate.api.request import read_query
 
     def query(raw: bytes) -> dict[str, str]:
         return read_query(Request({"type": "http", "query_string": raw, "headers": []}), 16384)

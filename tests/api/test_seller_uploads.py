@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from licensegate.api.protocol import Operation, Param
 from licensegate.api.seller.registry import SellerCall, registry
+from licensegate.operations.declarations import Operation, Param
 from licensegate.services import Services
 from tests.helpers import SELLER_PATH, Seller
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate import __version__
-from licensegate.api.protocol import Operation, Param, Registry
+from licensegate.operations.declarations import Operation, Param, Registry
 
 # The order the interface document lists each interface's groups in; groups it does not name follow.
 CLIENT_GROUPS = (

@@ -1,4 +1,4 @@
-"""Typed refusals. The domain raises them; `api/protocol.py` alone turns them into statuses.
+"""Typed refusals. The domain raises them; `Operation.status_for` alone turns them into statuses.
 
 Each carries a message a person understands and a stable snake_case `error` code a program can
 act on.

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from licensegate.domain.errors import Invalid
 
-AREAS: dict[str, int] = {
+Area = Literal[
+    "licenses",
+    "users",
+    "subscriptions",
+    "chats",
+    "sessions",
+    "webhooks",
+    "files",
+    "variables",
+    "logs",
+    "blacklists",
+    "settings",
+    "tokens",
+    "team",
+    "sellerkeys",
+]
+# Each area's bit; stored in seller keys and team rows, so a bit never changes meaning.
+AREAS: dict[Area, int] = {
     "licenses": 1,
     "users": 2,
     "subscriptions": 4,
@@ -23,8 +42,9 @@ AREAS: dict[str, int] = {
 ALL = sum(AREAS.values())
 
 
-def allows(permissions: int, area: str) -> bool:
-    return not area or bool(permissions & AREAS[area])
+def allows(permissions: int, area: Area | Literal[""]) -> bool:
+    """Whether `permissions` covers `area` (every caller may use an operation of no area)."""
+    return area == "" or bool(permissions & AREAS[area])
 
 
 def parse(text: str) -> int:

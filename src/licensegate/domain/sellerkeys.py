@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from licensegate import ids
 from licensegate.domain import permissions as perms
@@ -162,7 +162,7 @@ async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentit
     return identity
 
 
-def require(identity: SellerIdentity, area: str, operation: str) -> None:
+def require(identity: SellerIdentity, area: perms.Area | Literal[""], operation: str) -> None:
     if not perms.allows(identity.permissions, area):
         who = "This seller key" if identity.role == OWNER else f"A {identity.role}"
         raise Forbidden(

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from licensegate.api.protocol import read_body
+from licensegate.bodies import read_body
 from licensegate.domain import passwordreset
 from licensegate.domain.errors import Refusal
 from licensegate.services import Services

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import chat
 from licensegate.domain.errors import Forbidden
+from licensegate.operations.declarations import Param
 from licensegate.store import users as user_store
 
 GROUP = "Chat"

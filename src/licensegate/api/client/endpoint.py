@@ -4,6 +4,7 @@ envelope (`success`, `code`, `message`, `nonce`, `ownerid` on every answer)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -11,21 +12,19 @@ from starlette.responses import Response
 
 from licensegate.api.addresses import client_ip
 from licensegate.api.client.registry import ClientCall, ClientSession, registry
-from licensegate.api.protocol import (
-    STATUS_OF_KIND,
-    Operation,
+from licensegate.api.envelope import (
+    CLIENT_1_0,
+    ClientDialect,
     client_failure,
     client_success,
-    json_response,
-    merge,
-    read_form_body,
-    read_query,
     refusal_headers,
     unexpected_fault,
 )
+from licensegate.api.request import merge, read_form_body, read_query
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthorized
 from licensegate.domain.messages import Messages
+from licensegate.operations.declarations import Operation
 from licensegate.services import Services
 from licensegate.store import apps as app_store
 from licensegate.store import sessions as session_store
@@ -80,7 +79,12 @@ async def identify(
 
 
 async def handle(
-    request: Request, services: Services, op: Operation[ClientCall], raw: dict[str, str], db: Database
+    request: Request,
+    services: Services,
+    op: Operation[ClientCall],
+    raw: dict[str, str],
+    db: Database,
+    dialect: ClientDialect,
 ) -> Response:
     """One call, once its operation is known, on the database handle it should use."""
     settings = services.settings
@@ -109,29 +113,37 @@ async def handle(
         raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
     body: dict[str, Any] = await op.handler(call)
     message = body.pop("message")
-    return json_response(client_success(ownerid, message, body, op.success_code))
+    return dialect.response(client_success(ownerid, message, body, dialect.success_code(op)))
 
 
-async def endpoint(request: Request) -> Response:
-    services: Services = request.app.state.services
-    settings = services.settings
-    op: Operation[ClientCall] | None = None
-    ownerid = ""
-    try:
-        query = read_query(request, settings.max_query_bytes)
-        raw = merge(query, await read_form_body(request, settings.max_body_bytes))
-        ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
-        op = registry.lookup(raw)
-        if not op.pinned:
-            return await handle(request, services, op, raw, services.db)
-        async with services.db.pinned() as db:
-            return await handle(request, services, op, raw, db)
-    except Refusal as refusal:
-        status = op.status_for(refusal) if op is not None else STATUS_OF_KIND[refusal.kind]
-        failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
-        return json_response(failure, status, refusal_headers(refusal))
-    except Exception:
-        body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
-        failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
-        failure["request_id"] = request_id
-        return json_response(failure, op.fault_status() if op is not None else 500)
+def endpoint_for(dialect: ClientDialect) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of one version of the client API: the same operations, answered as `dialect`
+    decides."""
+
+    async def endpoint(request: Request) -> Response:
+        services: Services = request.app.state.services
+        settings = services.settings
+        op: Operation[ClientCall] | None = None
+        ownerid = ""
+        try:
+            query = read_query(request, settings.max_query_bytes)
+            raw = merge(query, await read_form_body(request, settings.max_body_bytes))
+            ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+            op = registry.lookup(raw)
+            if not op.pinned:
+                return await handle(request, services, op, raw, services.db, dialect)
+            async with services.db.pinned() as db:
+                return await handle(request, services, op, raw, db, dialect)
+        except Refusal as refusal:
+            failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
+            return dialect.response(failure, dialect.refusal_status(op, refusal), refusal_headers(refusal))
+        except Exception:
+            body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
+            failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
+            failure["request_id"] = request_id
+            return dialect.response(failure, dialect.fault_status(op))
+
+    return endpoint
+
+
+endpoint = endpoint_for(CLIENT_1_0)

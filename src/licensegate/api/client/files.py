@@ -6,9 +6,9 @@ import logging
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, refuse_unless_logged_in, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import files, filestore
 from licensegate.domain.errors import Forbidden, Invalid
+from licensegate.operations.declarations import Param
 
 log = logging.getLogger("licensegate.api")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, refuse_unless_logged_in, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import globalvars
+from licensegate.operations.declarations import Param
 
 
 @registry.operation(

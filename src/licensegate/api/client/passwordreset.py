@@ -6,8 +6,8 @@ from typing import Any
 
 from licensegate.api.client.logins import AUTH, USERNAME
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import passwordreset
+from licensegate.operations.declarations import Param
 
 
 @registry.operation(

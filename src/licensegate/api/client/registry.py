@@ -7,10 +7,10 @@ from typing import Any
 
 from starlette.requests import Request
 
-from licensegate.api.protocol import Args, Registry
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Forbidden, RateLimited
 from licensegate.domain.messages import Messages
+from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
 from licensegate.store.database import Database
 

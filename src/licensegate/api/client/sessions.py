@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import sessions
 from licensegate.domain.errors import Forbidden
+from licensegate.operations.declarations import Param
 from licensegate.store import apps as app_store
 
 NOT_COUNTED = "N/A - Use fetchStats()"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import tamper
+from licensegate.operations.declarations import Param
 
 
 @registry.operation(

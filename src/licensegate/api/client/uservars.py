@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.protocol import Param
 from licensegate.domain import uservars
+from licensegate.operations.declarations import Param
 
 GROUP = "Users"
 # The statuses each operation can answer (for the reference); 401 and 429 come from the endpoint.

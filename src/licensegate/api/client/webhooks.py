@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.api.client.registry import ClientCall, registry
-from licensegate.api.protocol import CLIENT_WEBHOOK_SUCCESS_CODE, Param
 from licensegate.domain import webhooks
 from licensegate.domain.errors import Forbidden
+from licensegate.operations.declarations import CLIENT_WEBHOOK_SUCCESS_CODE, Param
 
 # The statuses the interface document lists for Webhook: an unknown webid (404) or throttling
 # (429) is answered 403 with its own `error`, and an unexpected fault 403 `internal_error`.

@@ -9,9 +9,10 @@ from typing import Any
 
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import appkeys
+from licensegate.domain.permissions import Area
 
 GROUP = "Client Keys"
-AREA = "sellerkeys"
+AREA: Area = "sellerkeys"
 
 
 @registry.operation(

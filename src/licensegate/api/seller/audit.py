@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import audit
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
-AREA = "logs"
+AREA: Area = "logs"
 
 
 @registry.operation(

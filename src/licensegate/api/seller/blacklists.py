@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import blacklists
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "Blacklists"
-AREA = "blacklists"
+AREA: Area = "blacklists"
 IP_OR_RANGE = "an IPv4 or IPv6 address, or a CIDR range such as 10.0.0.0/8"
 MAX_IP = 64
 MAX_HWID = 256

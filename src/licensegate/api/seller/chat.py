@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import chat
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
 
 GROUP = "Chat"
-AREA = "chats"
+AREA: Area = "chats"
 CHANNEL = Param(
     "name", required=True, max_length=chat.MAX_CHANNEL_NAME, aliases=("channel",), doc="channel name"
 )

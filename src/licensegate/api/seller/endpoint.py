@@ -9,40 +9,29 @@ from typing import Any
 
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 
 from licensegate.api.addresses import client_ip
-from licensegate.api.protocol import (
-    STATUS_OF_KIND,
-    Operation,
-    content_type_of,
+from licensegate.api.envelope import (
     failure_body,
     json_response,
-    merge,
-    read_form_body,
-    read_multipart,
-    read_query,
     refusal_headers,
+    seller_success,
     unexpected_fault,
 )
+from licensegate.api.request import merge, read_form_body, read_multipart, read_query
 from licensegate.api.seller.registry import SellerCall, registry
+from licensegate.bodies import content_type_of
 from licensegate.domain import audit, sellerkeys, sellerlog
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.sellerkeys import SellerIdentity
+from licensegate.operations.declarations import Operation, status_of
 from licensegate.services import Services
 
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and text fields around an upload
 AUDIT_MAX_VALUE = 1024  # parameter values an audit entry keeps when the handler noted nothing
 
 log = logging.getLogger("licensegate.api.seller")
-
-
-def render_success(op: Operation[SellerCall], body: dict[str, Any], fmt: str | None) -> Response:
-    if fmt == "text" and op.text is not None:
-        return PlainTextResponse(op.text(body))
-    envelope: dict[str, Any] = {"success": True}
-    envelope.update(body)
-    return json_response(envelope)
 
 
 @dataclass(slots=True)
@@ -104,9 +93,9 @@ async def _dispatch(request: Request, services: Services, trace: _Trace) -> Resp
         if op.mutates:
             # The change has committed; a failure to note it must not turn it into an error.
             await _write_audit(services, op, call, raw)
-        return render_success(op, body, raw.get("format"))
+        return seller_success(op, body, raw.get("format"))
     except Refusal as refusal:
-        status = op.status_for(refusal) if op is not None else STATUS_OF_KIND[refusal.kind]
+        status = status_of(op, refusal)
         return json_response(failure_body(refusal.message, refusal.error), status, refusal_headers(refusal))
     except Exception:
         body, _ = unexpected_fault(f"seller API type={op.type if op else '?'}")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import files
 from licensegate.domain.errors import Invalid
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "Files"
-AREA = "files"
+AREA: Area = "files"
 FILE_ID = Param("id", required=True, max_length=16, aliases=("fileid",), doc="the file's id (8 digits)")
 NAME = Param("name", max_length=files.MAX_NAME, doc="file name (at most 64 characters)")
 AUTHED_DOC = "1: only a logged-in client session may download it; 0: any client may"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import globalvars
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
 
 GROUP = "Global Variable"
-AREA = "variables"
+AREA: Area = "variables"
 DATA = Param("data", required=True, max_length=1000, strip=False, doc="the value (at most 1000 characters)")
 AUTHED_DOC = "1: only a logged-in client session may read it; 0: any client may"
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import keygen, licenses
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "License"
-AREA = "licenses"
+AREA: Area = "licenses"
 
 KEY = Param("key", required=True, max_length=keygen.MAX_KEY_LENGTH, doc="the license key")
 USER_TOO = Param(

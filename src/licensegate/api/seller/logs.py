@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import logs
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "Log"
-AREA = "logs"
+AREA: Area = "logs"
 MAX_TIME = 10**12
 FILTERS = (
     Param("user", max_length=128, doc="only entries of this credential (username or license key)"),

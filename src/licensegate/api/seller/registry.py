@@ -8,8 +8,8 @@ from typing import Any
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from licensegate.api.protocol import Args, Registry
 from licensegate.domain.sellerkeys import SellerIdentity
+from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
 from licensegate.store.database import Database
 

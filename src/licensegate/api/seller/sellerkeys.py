@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import permissions, sellerkeys
+from licensegate.operations.declarations import Param
 
 GROUP = "Seller Key"
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import sessions
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "Session"
-AREA = "sessions"
+AREA: Area = "sessions"
 IP = Param("ip", required=True, max_length=64, doc="an IPv4 or IPv6 address")
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import messages as catalogue
 from licensegate.domain import settings
 from licensegate.domain.errors import Invalid
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
 
 GROUP = "Settings"
-AREA = "settings"
+AREA: Area = "settings"
 
 
 def _flag(name: str, column: str, doc: str, aliases: tuple[str, ...] = ()) -> tuple[Param, str]:

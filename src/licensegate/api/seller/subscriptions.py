@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import subscriptions
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
 
 GROUP = "Subscription"
-AREA = "subscriptions"
+AREA: Area = "subscriptions"
 NAME = Param("name", required=True, max_length=64, doc="subscription name")
 LEVEL = Param("level", required=True, max_length=12, doc="the license level that grants this subscription")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, paging
 from licensegate.api.seller.logs import AREA, FILTERS, GROUP, filter_of
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import tamper
+from licensegate.operations.declarations import LIMIT, PAGE, paging
 
 
 @registry.operation(

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import permissions, team
+from licensegate.domain.permissions import Area
 from licensegate.domain.sellerkeys import MANAGER, RESELLER
+from licensegate.operations.declarations import Param
 from licensegate.store.database import Row
 
 GROUP = "Reseller & Manager"
-AREA = "team"
+AREA: Area = "team"
 MAX_NAME = 64
 
 USER = Param("user", required=True, max_length=MAX_NAME, aliases=("username",), doc="the account's username")

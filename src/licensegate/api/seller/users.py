@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import users
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "Users"
-AREA = "users"
+AREA: Area = "users"
 MAX_NAME = 64
 
 USER = Param("user", required=True, max_length=MAX_NAME, doc="username")

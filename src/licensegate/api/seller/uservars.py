@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import LIMIT, PAGE, Param, paging
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import uservars
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 
 GROUP = "User Variable"
-AREA = "variables"
+AREA: Area = "variables"
 # A license login's username is the license key, so usernames get the key length (128).
 USER = Param("user", required=True, max_length=128, aliases=("username",), doc="the user's username")
 VAR = Param("var", required=True, max_length=64, doc="variable name")

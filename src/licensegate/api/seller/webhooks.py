@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.api.protocol import Param
 from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import webhooks
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
 
 GROUP = "Webhooks"
-AREA = "webhooks"
+AREA: Area = "webhooks"
 WEBID = Param("webid", required=True, max_length=webhooks.MAX_WEBID, doc="the webhook's id")
 WEBHOOK_FIELDS = (
     "{webid, short_baselink (scheme://host/path of the base URL: never its query string or "

@@ -1,35 +1,25 @@
-"""What every call of both interfaces shares.
-
-An operation is declared once (its `type`, parameters, handler and the statuses it may answer);
-dispatch, validation and the API reference all come from that declaration. This module also
-reads parameters (query string, then a form body; the query string wins), enforces size limits,
-renders the JSON envelope and is the one place a domain refusal becomes an HTTP status.
-"""
+"""What an operation is, declared once: its `type`, parameters, handler, permission area and the
+statuses it may answer. Dispatch, validation, the API reference and the dashboard's forms all come
+from these declarations, so they cannot drift apart. A refusal becomes a status here too
+(`Operation.status_for`), within the statuses the operation declares."""
 
 from __future__ import annotations
 
 import inspect
-import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
-from urllib.parse import unquote_plus
 
-import orjson
-from starlette.datastructures import FormData, UploadFile
-from starlette.exceptions import HTTPException
-from starlette.formparsers import MultiPartException
-from starlette.requests import Request
-from starlette.responses import Response
-
-from licensegate import ids
-from licensegate.domain.errors import Invalid, RateLimited, Refusal
-
-log = logging.getLogger("licensegate.api")
+from licensegate.domain.errors import Invalid, Refusal
+from licensegate.domain.permissions import Area
 
 ParamKind = Literal["str", "int", "float", "bool"]
+# Client API: what a call must present. "app": ownerid + name; "session": a live session;
+# "validated": a logged-in session.
+Requires = Literal["app", "session", "validated"]
+NO_AREA: Literal[""] = ""  # an operation any caller of its interface may use
 
 STATUS_OF_KIND = {
     "invalid": 400,
@@ -40,11 +30,14 @@ STATUS_OF_KIND = {
     "rate_limited": 429,
 }
 ALL_STATUSES = frozenset({200, 400, 401, 403, 404, 409, 429, 500})
+# The client API's integer `code` of a success: 68, and 69 for Webhook (as the interface
+# document shows).
+CLIENT_SUCCESS_CODE = 68
+CLIENT_WEBHOOK_SUCCESS_CODE = 69
 
 _INT = re.compile(r"[+-]?\d{1,18}")
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
-MAX_FIELDS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +169,7 @@ class Operation(Generic[CallT]):
     params: tuple[Param, ...] = ()
     statuses: frozenset[int] = ALL_STATUSES
     aliases: tuple[str, ...] = ()
-    area: str = ""  # the permission area a seller key or manager needs
+    area: Area | Literal[""] = NO_AREA  # the permission area a seller key or manager needs
     mutates: bool = False
     doc: str = ""
     # Fields of the success body beyond success/message, for the reference: name -> description.
@@ -185,10 +178,9 @@ class Operation(Generic[CallT]):
     text: Callable[[dict[str, Any]], str] | None = None
     max_body_bytes: int | None = None  # a larger body limit
     uploads: tuple[str, ...] = ()  # names of the multipart file fields this operation accepts
-    # Client API: what the call must present ("app": ownerid + name; "session": a live session;
-    # "validated": a logged-in session), and the integer `code` of its success.
-    requires: str = "app"
-    success_code: int = 68
+    # Client API: what the call must present, and the integer `code` of its success.
+    requires: Requires = "app"
+    success_code: int = CLIENT_SUCCESS_CODE
     # Client API: run the whole call on one database connection (not for operations that await
     # password hashing: they would hold a pooled connection while waiting for a hashing thread).
     pinned: bool = True
@@ -254,8 +246,21 @@ class Registry(Generic[CallT]):
         group: str,
         summary: str,
         params: Iterable[Param] = (),
-        **options: Any,
+        statuses: frozenset[int] = ALL_STATUSES,
+        aliases: tuple[str, ...] = (),
+        area: Area | Literal[""] = NO_AREA,
+        mutates: bool = False,
+        returns: Mapping[str, str] | None = None,
+        text: Callable[[dict[str, Any]], str] | None = None,
+        max_body_bytes: int | None = None,
+        uploads: tuple[str, ...] = (),
+        requires: Requires = "app",
+        success_code: int = CLIENT_SUCCESS_CODE,
+        pinned: bool = True,
     ) -> Callable[[Handler[CallT]], Handler[CallT]]:
+        """Declare the decorated handler as the operation `type` (its docstring is the reference's
+        description); see `Operation` for what each keyword means."""
+
         def register(handler: Handler[CallT]) -> Handler[CallT]:
             self.add(
                 Operation(
@@ -264,8 +269,18 @@ class Registry(Generic[CallT]):
                     summary=summary,
                     handler=handler,
                     params=tuple(params),
+                    statuses=statuses,
+                    aliases=aliases,
+                    area=area,
+                    mutates=mutates,
                     doc=inspect.cleandoc(handler.__doc__ or ""),
-                    **options,
+                    returns=dict(returns or {}),
+                    text=text,
+                    max_body_bytes=max_body_bytes,
+                    uploads=uploads,
+                    requires=requires,
+                    success_code=success_code,
+                    pinned=pinned,
                 )
             )
             return handler
@@ -284,174 +299,19 @@ class Registry(Generic[CallT]):
             raise Invalid(f"Unknown type '{type_value[:64]}'.", "unknown_type")
         return op
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Operation[CallT]]:
         return iter(self._ordered)
 
     def __len__(self) -> int:
         return len(self._ordered)
 
 
-# --- reading a request ------------------------------------------------------------------------
+def status_of(op: Operation[Any] | None, refusal: Refusal) -> int:
+    """The status of a refusal: within the operation's declared statuses once it is known."""
+    return op.status_for(refusal) if op is not None else STATUS_OF_KIND[refusal.kind]
 
 
-def _unquote(text: str, what: str) -> str:
-    if "%" not in text and "+" not in text:
-        return text  # the common case: nothing to decode
-    try:
-        return unquote_plus(text, encoding="utf-8", errors="strict")
-    except UnicodeDecodeError as exc:
-        raise Invalid(f"The {what} is not valid UTF-8.", "invalid_encoding") from exc
-
-
-def _parse_pairs(data: str, what: str) -> dict[str, str]:
-    """`a=1&b=2` into a dict: `+` and percent-escapes decoded as UTF-8, a name without `=` has an
-    empty value, and the last occurrence of a name wins, as PHP-based clients expect. Written
-    out because it is on every request and `urllib.parse.parse_qsl` costs several times more."""
-    if not data:
-        return {}
-    parts = data.split("&")
-    if len(parts) > MAX_FIELDS:
-        raise Invalid(f"The {what} has too many parameters.", "too_many_parameters")
-    values: dict[str, str] = {}
-    for part in parts:
-        if not part:
-            continue
-        name, _, value = part.partition("=")
-        name = _unquote(name, what)
-        value = _unquote(value, what)
-        if "\x00" in value or "\x00" in name:
-            raise Invalid(f"Parameter '{name[:64]}' contains a NUL character.", "invalid_character")
-        values[name] = value
-    return values
-
-
-def read_query(request: Request, max_bytes: int) -> dict[str, str]:
-    raw: bytes = request.scope.get("query_string", b"")
-    if len(raw) > max_bytes:
-        raise Invalid(f"The query string is too large (at most {max_bytes} bytes).", "request_too_large")
-    if not raw:
-        return {}
-    try:
-        text = raw.decode("utf-8")  # clients that do not escape their values send raw UTF-8
-    except UnicodeDecodeError as exc:
-        raise Invalid("The query string is not valid UTF-8.", "invalid_encoding") from exc
-    return _parse_pairs(text, "query string")
-
-
-async def read_body(request: Request, max_bytes: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            raise Invalid("The Content-Length header is not a number.", "invalid_request")
-        if int(declared) > max_bytes:
-            raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def read_form_body(request: Request, max_bytes: int) -> dict[str, str]:
-    """Parameters from an application/x-www-form-urlencoded body. Other bodies are not read at
-    all (multipart uploads are read by the operations that take them)."""
-    if request.method != "POST" or content_type_of(request) != "application/x-www-form-urlencoded":
-        return {}
-    body = await read_body(request, max_bytes)
-    if not body:
-        return {}
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Invalid("The request body is not valid UTF-8.", "invalid_encoding") from exc
-    return _parse_pairs(text, "request body")
-
-
-def content_type_of(request: Request) -> str:
-    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
-async def read_multipart(
-    request: Request, max_bytes: int, file_fields: tuple[str, ...]
-) -> tuple[dict[str, str], dict[str, UploadFile], FormData]:
-    """Text fields and the accepted file fields of a multipart/form-data body.
-
-    The body must declare its length (so an upload over the limit is refused before it is read);
-    files are spooled to disk by the parser past 1 MiB. The caller closes the returned form."""
-    declared = request.headers.get("content-length")
-    if declared is None or not declared.isdigit():
-        raise Invalid("A multipart request must declare its Content-Length.", "length_required")
-    if int(declared) > max_bytes:
-        raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
-    try:
-        form = await request.form(max_files=len(file_fields), max_fields=MAX_FIELDS, max_part_size=64 * 1024)
-    except (MultiPartException, HTTPException) as exc:
-        raise Invalid(
-            f"The multipart body cannot be read: {getattr(exc, 'message', exc)}", "invalid_multipart"
-        ) from exc
-    fields: dict[str, str] = {}
-    files: dict[str, UploadFile] = {}
-    for name, value in form.multi_items():
-        if isinstance(value, str):
-            if "\x00" in value:
-                raise Invalid(f"Parameter '{name[:64]}' contains a NUL character.", "invalid_character")
-            fields[name] = value
-        elif name in file_fields:
-            files[name] = value
-        else:
-            await form.close()
-            raise Invalid(f"Unexpected file field '{name[:64]}'.", "invalid_multipart")
-    return fields, files, form
-
-
-def merge(query: dict[str, str], body: dict[str, str]) -> dict[str, str]:
-    if not body:
-        return query
-    merged = dict(body)
-    merged.update(query)  # the query string wins on conflict
-    return merged
-
-
-# --- writing a response -----------------------------------------------------------------------
-
-
-def json_response(
-    body: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None
-) -> Response:
-    return Response(
-        orjson.dumps(body),
-        status_code=status,
-        media_type="application/json",
-        headers=dict(headers) if headers else None,
-    )
-
-
-def failure_body(message: str, error: str) -> dict[str, Any]:
-    return {"success": False, "message": message, "error": error}
-
-
-def refusal_headers(refusal: Refusal) -> dict[str, str] | None:
-    if isinstance(refusal, RateLimited):
-        return {"Retry-After": str(refusal.retry_after)}
-    return None
-
-
-def unexpected_fault(where: str) -> tuple[dict[str, Any], str]:
-    """Log the exception in flight with a request id; return the body that carries that id."""
-    request_id = ids.request_id()
-    log.exception("unexpected fault in %s (request %s)", where, request_id)
-    body = failure_body(
-        f"An unexpected error occurred; it has been logged with request id {request_id}.",
-        "internal_error",
-    )
-    body["request_id"] = request_id
-    return body, request_id
-
-
-# --- paging, shared by every list operation -----------------------------------------------------
+# --- paging, shared by every list operation ---------------------------------------------------
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -471,51 +331,3 @@ def paging(args: Args) -> tuple[int, int]:
     limit = args.opt_integer("limit") or DEFAULT_PAGE_SIZE
     page = args.opt_integer("page") or 1
     return limit, (page - 1) * limit
-
-
-# --- the client API's envelope ----------------------------------------------------------------
-
-# Client responses always carry an integer `code` (KeyAuth's C++ SDK reads it before anything
-# else): 68 on success (69 for Webhook, as the interface document shows), and on failure a code
-# per kind of refusal, so a program can branch without parsing `error`.
-CLIENT_SUCCESS_CODE = 68
-CLIENT_WEBHOOK_SUCCESS_CODE = 69
-CLIENT_FAILURE_CODES = {
-    "invalid": 40,
-    "unauthorized": 41,
-    "forbidden": 43,
-    "not_found": 44,
-    "conflict": 49,
-    "rate_limited": 42,
-    "internal_error": 50,
-}
-
-
-def client_success(
-    ownerid: str, message: str, fields: Mapping[str, Any] | None = None, code: int = 68
-) -> dict[str, Any]:
-    """A client API success: `success`, `code`, `message`, the operation's fields, then a fresh
-    `nonce` (32 lowercase hex from the CSPRNG) and the caller's `ownerid`."""
-    body: dict[str, Any] = {"success": True, "code": code, "message": message}
-    if fields:
-        body.update(fields)
-    body["nonce"] = ids.nonce()
-    body["ownerid"] = ownerid
-    return body
-
-
-def client_failure(
-    ownerid: str, message: str, error: str, kind: str, extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """A client API failure: the seller API's failure body plus `code`, `nonce` and `ownerid`."""
-    body: dict[str, Any] = {
-        "success": False,
-        "code": CLIENT_FAILURE_CODES.get(kind, CLIENT_FAILURE_CODES["invalid"]),
-        "message": message,
-        "error": error,
-    }
-    if extra:
-        body.update(extra)
-    body["nonce"] = ids.nonce()
-    body["ownerid"] = ownerid
-    return body
