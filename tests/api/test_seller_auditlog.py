@@ -11,9 +11,9 @@ import httpx
 import orjson
 import pytest
 
-from licensegate.api.seller import registry
 from licensegate.clock import MovableClock
 from licensegate.domain import audit
+from licensegate.operations.seller import registry
 from licensegate.services import Services
 from tests.helpers import Seller, create_seller
 

@@ -163,7 +163,7 @@ async def test_fetchallvars_credential_failures(seller: Seller) -> None:
 
 
 def test_fetchallvars_declares_exactly_the_documented_statuses() -> None:
-    from licensegate.api.seller.registry import registry
+    from licensegate.operations.seller.registry import registry
 
     op = registry.get("fetchallvars")
     assert op is not None

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.domain import permissions
 from licensegate.domain.errors import Invalid
 from licensegate.operations.declarations import Operation, Param
+from licensegate.operations.seller.registry import SellerCall, registry
 from licensegate.services import Services
 from tests.helpers import SELLER_PATH, Seller
 

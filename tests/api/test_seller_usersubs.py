@@ -204,7 +204,7 @@ async def test_usersubs_needs_a_valid_seller_key(seller: Seller) -> None:
 
 
 async def test_usersubs_declares_exactly_the_documents_statuses() -> None:
-    from licensegate.api.seller import registry
+    from licensegate.operations.seller import registry
 
     op = registry.get("usersubs")
     assert op is not None

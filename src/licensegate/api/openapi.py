@@ -62,8 +62,8 @@ class Interface:
 
 
 def interfaces() -> list[Interface]:
-    from licensegate.api.client import registry as client_registry
-    from licensegate.api.seller import registry as seller_registry
+    from licensegate.operations.client import registry as client_registry
+    from licensegate.operations.seller import registry as seller_registry
 
     return [
         Interface(

@@ -1,25 +1,5 @@
-"""The client API (`/api/1.0/`). Importing a group module registers its operations."""
+"""The client API (`/api/1.0/`) over HTTP; its operations live in `licensegate.operations.client`."""
 
-# isort: off
-# The import order is the registration order: the order of operations within a group of the reference.
-from licensegate.api.client import (  # noqa: F401  (importing registers the operations)
-    logins,
-    passwordreset,
-    chat,
-    globalvars,
-    uservars,
-    files,
-    logs,
-    blacklists,
-    users,
-    otp,
-    tamper,
-    sessions,
-    webhooks,
-)
-
-# isort: on
 from licensegate.api.client.endpoint import endpoint
-from licensegate.api.client.registry import ClientCall, registry
 
-__all__ = ["ClientCall", "endpoint", "registry"]
+__all__ = ["endpoint"]

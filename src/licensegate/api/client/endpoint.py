@@ -11,7 +11,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from licensegate.api.addresses import client_ip
-from licensegate.api.client.registry import ClientCall, ClientSession, registry
 from licensegate.api.envelope import (
     CLIENT_1_0,
     ClientDialect,
@@ -24,6 +23,7 @@ from licensegate.api.request import merge, read_form_body, read_query
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthorized
 from licensegate.domain.messages import Messages
+from licensegate.operations.client.registry import ClientCall, ClientSession, registry
 from licensegate.operations.declarations import Operation
 from licensegate.services import Services
 from licensegate.store import apps as app_store

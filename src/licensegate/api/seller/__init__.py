@@ -1,31 +1,5 @@
-"""The seller API (`/api/seller/`). Importing a group module registers its operations."""
+"""The seller API (`/api/seller/`) over HTTP; its operations live in `licensegate.operations.seller`."""
 
-# isort: off
-# The import order is the registration order: the order of operations within a group of the
-# reference, and of the groups the interface document does not name.
-from licensegate.api.seller import (  # noqa: F401  (importing registers the operations)
-    sellerlog,
-    audit,
-    blacklists,
-    chat,
-    files,
-    globalvars,
-    licenses,
-    logs,
-    tamper,
-    sellerkeys,
-    sessions,
-    settings,
-    subscriptions,
-    team,
-    users,
-    uservars,
-    webhooks,
-    appkeys,
-)
-
-# isort: on
 from licensegate.api.seller.endpoint import endpoint
-from licensegate.api.seller.registry import SellerCall, registry
 
-__all__ = ["SellerCall", "endpoint", "registry"]
+__all__ = ["endpoint"]

@@ -20,12 +20,12 @@ from licensegate.api.envelope import (
     unexpected_fault,
 )
 from licensegate.api.request import merge, read_form_body, read_multipart, read_query
-from licensegate.api.seller.registry import SellerCall, registry
 from licensegate.bodies import content_type_of
 from licensegate.domain import audit, sellerkeys, sellerlog
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.sellerkeys import SellerIdentity
 from licensegate.operations.declarations import Operation, status_of
+from licensegate.operations.seller.registry import SellerCall, registry
 from licensegate.services import Services
 
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and text fields around an upload

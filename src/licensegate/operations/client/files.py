@@ -1,0 +1,81 @@
+"""Client API — Download File."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from licensegate.domain import files, filestore
+from licensegate.domain.errors import Forbidden, Invalid
+from licensegate.operations.client.registry import ClientCall, refuse_unless_logged_in, registry
+from licensegate.operations.declarations import Param
+
+log = logging.getLogger("licensegate.api")
+
+# Said when a file's content cannot be had: never the URL or host it came from.
+UNAVAILABLE = "This file cannot be downloaded right now. Please tell the application's developer."
+
+
+def _too_large(size: int | None, limit: int) -> Forbidden:
+    mib = limit / (1024 * 1024)
+    limit_text = f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
+    what = f"This file ({size} bytes)" if size is not None else "This file"
+    return Forbidden(
+        f"{what} is larger than the {limit_text} the client API sends (as hexadecimal text, twice "
+        "the file's size). Please ask the application's developer for another way to get it.",
+        "file_too_large",
+    )
+
+
+@registry.operation(
+    "file",
+    group="Files",
+    summary="Download File",
+    requires="session",
+    statuses=frozenset({200, 400, 401, 403, 404, 429, 500}),
+    params=[Param("fileid", required=True, max_length=32, doc="the file's id")],
+    returns={
+        "contents": "the file's bytes as lowercase hexadecimal text, two characters per byte "
+        "(KeyAuth's encoding)",
+        "name": "the file's name",
+        "size": "the file's size in bytes (integer)",
+    },
+)
+async def download(call: ClientCall) -> dict[str, Any]:
+    """One of the application's files, in the response itself: `contents` is the bytes as
+    lowercase hexadecimal text (as KeyAuth sends them), so the response is about twice the
+    file's size; files larger than the server's `client_file_bytes` setting are refused. A file
+    added by URL is served from the copy taken when it was added (fetched again, through the
+    outbound-request rules, only when that copy has gone missing).
+
+    Refusals: an unknown file is 404 `file_not_found`; a file marked for logged-in sessions only
+    (`authed`), asked for by a session that is not logged in, is 403 `session_not_validated`
+    (with the application's `sessionunauthed` message); a file over the size limit is 403
+    `file_too_large`; a file whose source cannot be fetched is 403 with the fetch's error code
+    (`url_fetch_failed`, `timeout`, `connection_failed`, `host_not_found`, `target_not_allowed`,
+    ...) or `file_unavailable`, and a message that names no host or URL."""
+    settings = call.services.settings
+    limit = settings.client_file_bytes
+    row = await files.get(call.db, call.app.id, call.args.text("fileid"))
+    if row["authed"]:
+        await refuse_unless_logged_in(call)
+    size = int(row["size"] or 0)
+    if size > limit:
+        raise _too_large(size, limit)
+    try:
+        row, content = await files.read_content(
+            settings, call.db, call.app.id, row["file_id"], max_bytes=limit
+        )
+    except Invalid as refusal:
+        if refusal.error == "file_too_large":
+            raise _too_large(None, limit) from refusal
+        raise Forbidden(UNAVAILABLE, refusal.error) from refusal
+    except filestore.ContentMissing:
+        log.error("file %s of application %d has no stored content", row["file_id"], call.app.id)
+        raise Forbidden(UNAVAILABLE, "file_unavailable") from None
+    return {
+        "message": "File download successful",
+        "contents": content.hex(),
+        "name": row["name"],
+        "size": len(content),
+    }

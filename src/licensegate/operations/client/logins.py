@@ -1,0 +1,162 @@
+"""Client API — authentication and licensing: register, Login, License Login, Upgrade Access."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain import logins
+from licensegate.operations.client.registry import ClientCall, registry
+from licensegate.operations.declarations import Param
+
+AUTH = "Authentication"
+USERNAME = Param("username", required=True, max_length=64, doc="the username")
+PASSWORD = Param("pass", required=True, max_length=256, strip=False, secret=True, doc="the password")
+KEY = Param("key", required=True, max_length=128, secret=True, doc="the license key")
+HWID = Param("hwid", max_length=256, doc="the machine's hardware id")
+CODE = Param("code", max_length=16, doc="the current two-factor code, when the user turned them on")
+CLIENT_DETAILS = (
+    Param("token", max_length=128, doc="recorded with the session"),
+    Param("os", max_length=64, doc="recorded with the session"),
+    Param("architecture", max_length=32, doc="recorded with the session"),
+    Param("device", max_length=128, doc="recorded with the session"),
+    Param("cpu_cores", max_length=16, doc="recorded with the session"),
+    Param("ram", max_length=32, doc="recorded with the session"),
+    Param("version", max_length=32, doc="the client program's version; recorded with the session"),
+)
+INFO = (
+    "the user: {username, subscriptions: [{subscription, key, expiry (Unix seconds, string), "
+    "timeleft (integer, seconds)}], ip, hwid, createdate (YYYY-MM-DD HH:MM:SS, UTC), lastlogin "
+    "(Unix seconds, string)}"
+)
+
+
+def _client(call: ClientCall) -> logins.Client:
+    details = {p.name: call.args.opt_text(p.name) for p in CLIENT_DETAILS}
+    return logins.Client(
+        session_id=call.live_session.id,
+        ip=call.ip,
+        hwid=call.args.opt_text("hwid"),
+        details={k: v for k, v in details.items() if v is not None},
+        recorded=call.live_session.recorded,
+    )
+
+
+@registry.operation(
+    "register",
+    group=AUTH,
+    summary="register",
+    requires="session",
+    params=[USERNAME, PASSWORD, KEY, HWID, Param("email", max_length=254, doc="for Forgot Password")],
+    returns={"info": INFO},
+    pinned=False,  # hashes the password
+)
+async def register(call: ClientCall) -> dict[str, Any]:
+    """Create a user by redeeming an unused license key: the user receives every subscription of
+    the key's level, and the session is logged in. Refusals: `username_taken` (409),
+    `key_not_found` (404), `key_used`, `key_banned`, `no_subscription_for_level`, `blacklisted`,
+    `username_too_short`, `username_not_allowed`, `invalid_email`, `hwid_too_short`,
+    `hwid_required`, `rate_limited`."""
+    username = call.args.text("username")
+    await call.limit_attempts(username)
+    msg = await call.messages()
+    login = await logins.register(
+        call.db,
+        call.services.passwords,
+        call.app,
+        _client(call),
+        username=username,
+        password=call.args.text("pass"),
+        key=call.args.text("key"),
+        email=call.args.opt_text("email"),
+        msg=msg,
+        now=call.now(),
+    )
+    return {"message": msg("loggedInMsg"), "info": login.info}
+
+
+@registry.operation(
+    "login",
+    group=AUTH,
+    summary="Login",
+    requires="session",
+    params=[USERNAME, PASSWORD, HWID, CODE, *CLIENT_DETAILS],
+    returns={"info": INFO},
+    pinned=False,  # verifies the password
+)
+async def login(call: ClientCall) -> dict[str, Any]:
+    """Log the session in with a username and password. An unknown username and a wrong password
+    get the same answer. A user created without a password sets it with their first login.
+    Refusals, each with the application's message for it: `invalid_credentials`, `user_banned`,
+    `blacklisted` (the HWID or IP address is blacklisted; checked at every login), `otp_required`,
+    `otp_invalid`, `hwid_mismatch` (HWID lock: not one of the user's HWIDs and no more may be
+    bound), `hwid_required`, `hwid_too_short`, `subscription_paused`, `no_active_subscription`,
+    `rate_limited` (429)."""
+    username = call.args.text("username")
+    await call.limit_attempts(username)
+    msg = await call.messages()
+    result = await logins.login(
+        call.db,
+        call.services.passwords,
+        call.app,
+        _client(call),
+        username=username,
+        password=call.args.text("pass"),
+        otp_code=call.args.opt_text("code"),
+        msg=msg,
+        now=call.now(),
+    )
+    return {"message": msg("loggedInMsg"), "info": result.info}
+
+
+@registry.operation(
+    "license",
+    group=AUTH,
+    summary="License Login",
+    requires="session",
+    params=[KEY, HWID, CODE, *CLIENT_DETAILS],
+    statuses=frozenset({200, 400, 401, 403, 500}),
+    returns={"info": INFO + "; `username` is the license key"},
+)
+async def license_login(call: ClientCall) -> dict[str, Any]:
+    """Log in with a license key alone. The first use of an unused key creates the user named by
+    the key, holding the key's subscriptions; later uses log that user in. Answers only 200, 400,
+    401, 403 and 500: an unknown key is 403 `key_not_found`, and a throttled attempt is 403
+    `rate_limited` with `Retry-After`. Further refusals: `key_used` (a concurrent first use won),
+    `key_banned`, `no_subscription_for_level`, and those of Login.
+    """
+    key = call.args.text("key")
+    await call.limit_attempts(key)
+    msg = await call.messages()
+    result = await logins.license_login(
+        call.db,
+        call.app,
+        _client(call),
+        key=key,
+        otp_code=call.args.opt_text("code"),
+        msg=msg,
+        now=call.now(),
+    )
+    return {"message": msg("loggedInMsg"), "info": result.info}
+
+
+@registry.operation(
+    "upgrade",
+    group="Licensing",
+    summary="Upgrade Access",
+    requires="session",
+    params=[USERNAME, KEY],
+    statuses=frozenset({200, 400, 401, 403, 404, 429, 500}),
+    returns={"users": "[{name}]: the subscriptions granted"},
+)
+async def upgrade(call: ClientCall) -> dict[str, Any]:
+    """Redeem an unused key onto an existing user: every subscription of the key's level is
+    granted, or lengthened by the key's duration where the user has it running. Refusals:
+    `key_not_found` (404), `user_not_found` (404), `key_used` (403), `key_banned` (403),
+    `user_banned` (403), `no_subscription_for_level` (403), `rate_limited` (429)."""
+    username = call.args.text("username")
+    await call.limit_attempts(username)
+    msg = await call.messages()
+    names = await logins.upgrade(
+        call.db, call.app, username=username, key=call.args.text("key"), msg=msg, now=call.now()
+    )
+    return {"message": msg("upgraded"), "users": [{"name": name} for name in names]}

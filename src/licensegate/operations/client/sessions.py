@@ -1,0 +1,115 @@
+"""Client API — initialization and sessions: init, Session Check, Logout, Fetch Online, fetchStats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain import sessions
+from licensegate.domain.errors import Forbidden
+from licensegate.operations.client.registry import ClientCall, registry
+from licensegate.operations.declarations import Param
+from licensegate.store import apps as app_store
+
+NOT_COUNTED = "N/A - Use fetchStats()"
+
+
+def _appinfo(call: ClientCall, users: str, online: str, keys: str) -> dict[str, str]:
+    # KeyAuth clients read these five members as strings.
+    return {
+        "numUsers": users,
+        "numOnlineUsers": online,
+        "numKeys": keys,
+        "version": call.app.version,
+        "customerPanelLink": "",
+    }
+
+
+@registry.operation(
+    "init",
+    group="Initialization",
+    summary="init",
+    requires="app",
+    params=[
+        Param(
+            "ver", max_length=32, doc="the program's version; a different one is refused with `invalidver`"
+        ),
+        Param("hash", max_length=128, doc="hash of the program file, checked when the application asks"),
+        Param("enckey", max_length=64, doc="accepted for older clients and ignored"),
+    ],
+    returns={
+        "sessionid": "the new session's id (32 hex characters)",
+        "appinfo": "{numUsers, numOnlineUsers, numKeys, version, customerPanelLink} as strings",
+        "newSession": "always true: every init opens a fresh session",
+    },
+)
+async def init(call: ClientCall) -> dict[str, Any]:
+    """Open a session. Refused when the application is paused (`app_paused`), when `ver` differs
+    from the application's version (message `invalidver`, error `version_mismatch`, and the
+    application's download link in `download`), or when hash checking is on and `hash` is not
+    one of the application's allowed program hashes (`hash_mismatch`; recorded in the tamper log).
+    """
+    session_id = await sessions.start(
+        call.db,
+        call.app,
+        ip=call.ip,
+        version=call.args.opt_text("ver"),
+        program_hash=call.args.opt_text("hash"),
+        msg=await call.messages(),
+        now=call.now(),
+    )
+    return {
+        "message": "Initialized",
+        "sessionid": session_id,
+        "appinfo": _appinfo(call, NOT_COUNTED, NOT_COUNTED, NOT_COUNTED),
+        "newSession": True,
+    }
+
+
+@registry.operation("check", group="Sessions", summary="Session Check", requires="session")
+async def check(call: ClientCall) -> dict[str, Any]:
+    """Succeeds when the session is logged in; otherwise 403 `session_not_validated`."""
+    if not call.live_session.validated:
+        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+    return {"message": "Session is validated."}
+
+
+@registry.operation("logout", group="Authentication", summary="Logout", requires="session")
+async def logout(call: ClientCall) -> dict[str, Any]:
+    """End the session."""
+    await sessions.end(call.db, call.live_session.id)
+    return {"message": "Successfully logged out."}
+
+
+@registry.operation(
+    "fetchOnline",
+    group="Sessions",
+    summary="Fetch Online",
+    requires="session",
+    returns={
+        "users": "[{credential}] of logged-in, unexpired sessions; credentials past 10 characters masked"
+    },
+)
+async def fetch_online(call: ClientCall) -> dict[str, Any]:
+    """Who is logged in now (at most 1,000 names)."""
+    return {
+        "message": "Successfully fetched online users.",
+        "users": await sessions.online(call.db, call.app, call.now()),
+    }
+
+
+@registry.operation(
+    "fetchStats",
+    group="Sessions",
+    summary="Fetch Stats",
+    requires="session",
+    returns={"appinfo": "{numUsers, numOnlineUsers, numKeys, version, customerPanelLink}, counts as strings"},
+)
+async def fetch_stats(call: ClientCall) -> dict[str, Any]:
+    """The application's users, users online and license keys."""
+    counts = await app_store.stats(call.db, call.app.id, call.now())
+    return {
+        "message": "Successfully fetched stats",
+        "appinfo": _appinfo(
+            call, str(counts["users"]), str(counts["sessions_online"]), str(counts["keys_total"])
+        ),
+    }

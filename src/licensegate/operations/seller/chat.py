@@ -1,0 +1,222 @@
+"""Seller API — Chat: channels, the owner's posts (role `developer` in the client API's Fetch
+Messages) and muted users. Every delay and mute time here is in seconds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain import chat
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
+from licensegate.operations.seller.registry import SellerCall, registry
+
+GROUP = "Chat"
+AREA: Area = "chats"
+CHANNEL = Param(
+    "name", required=True, max_length=chat.MAX_CHANNEL_NAME, aliases=("channel",), doc="channel name"
+)
+USER = Param("user", required=True, max_length=64, aliases=("username",), doc="the user's name")
+
+
+def _delay(required: bool) -> Param:
+    return Param(
+        "delay",
+        "int",
+        required=required,
+        minimum=0,
+        maximum=chat.MAX_DELAY,
+        max_length=9,
+        doc="seconds a user must wait between two messages in this channel"
+        + ("" if required else " (default 0)"),
+    )
+
+
+@registry.operation(
+    "addchannel",
+    group=GROUP,
+    summary="Create Chat Channel",
+    area=AREA,
+    mutates=True,
+    params=[CHANNEL, _delay(False)],
+    returns={"message": "`Successfully created channel!`"},
+)
+async def add_channel(call: SellerCall) -> dict[str, Any]:
+    """Create a chat channel; its name must be new in this application."""
+    channel = await chat.add_channel(
+        call.db,
+        call.app_id,
+        name=call.args.text("name"),
+        delay=call.args.opt_integer("delay") or 0,
+        now=call.now(),
+    )
+    call.record(f"channel:{channel.name}", before=None, after={"name": channel.name, "delay": channel.delay})
+    return {"message": "Successfully created channel!"}
+
+
+@registry.operation(
+    "editchan",
+    group=GROUP,
+    summary="Edit Chat Channel",
+    area=AREA,
+    mutates=True,
+    params=[CHANNEL, _delay(True)],
+    returns={"message": "`Successfully updated channel!`"},
+)
+async def edit_channel(call: SellerCall) -> dict[str, Any]:
+    """Change a channel's delay. The delay is in seconds, as for `addchannel` (KeyAuth took
+    minutes here; clients sending minutes must convert)."""
+    before, after = await chat.set_delay(
+        call.db, call.app_id, call.args.text("name"), call.args.integer("delay")
+    )
+    call.record(f"channel:{after.name}", before={"delay": before.delay}, after={"delay": after.delay})
+    return {"message": "Successfully updated channel!"}
+
+
+@registry.operation(
+    "delchannel",
+    group=GROUP,
+    summary="Delete Chat Channel",
+    area=AREA,
+    mutates=True,
+    params=[CHANNEL],
+    returns={"message": "`Successfully deleted channel!`"},
+)
+async def delete_channel(call: SellerCall) -> dict[str, Any]:
+    """Delete a channel together with its messages."""
+    channel = await chat.delete_channel(call.db, call.app_id, call.args.text("name"))
+    call.record(f"channel:{channel.name}", before={"name": channel.name, "delay": channel.delay}, after=None)
+    return {"message": "Successfully deleted channel!"}
+
+
+@registry.operation(
+    "clearchannel",
+    group=GROUP,
+    summary="Clear Chat Channel",
+    area=AREA,
+    mutates=True,
+    params=[CHANNEL],
+    returns={"message": "`Successfully cleared channel!`", "deleted": "how many messages were deleted"},
+)
+async def clear_channel(call: SellerCall) -> dict[str, Any]:
+    """Delete every message of a channel; the channel stays."""
+    name = call.args.text("name")
+    deleted = await chat.clear_channel(call.db, call.app_id, name)
+    call.record(f"channel:{name}", before={"messages": deleted}, after={"messages": 0})
+    return {"message": "Successfully cleared channel!", "deleted": deleted}
+
+
+@registry.operation(
+    "fetchallchats",
+    group=GROUP,
+    summary="Get All Chat Channels",
+    area=AREA,
+    returns={"chats": "[{name, delay (seconds)}], oldest first"},
+)
+async def fetch_all_channels(call: SellerCall) -> dict[str, Any]:
+    """The application's chat channels (an empty list when there are none)."""
+    return {
+        "message": "Successfully retrieved chats",
+        "chats": await chat.list_channels(call.db, call.app_id),
+    }
+
+
+@registry.operation(
+    "chatpost",
+    group=GROUP,
+    summary="Post Chat Message",
+    area=AREA,
+    mutates=True,
+    params=[
+        Param(
+            "channel", required=True, max_length=chat.MAX_CHANNEL_NAME, aliases=("name",), doc="channel name"
+        ),
+        Param("message", required=True, max_length=chat.MAX_MESSAGE, strip=False, doc="the message text"),
+        Param(
+            "author",
+            max_length=chat.MAX_AUTHOR,
+            doc="the name shown as author (default the owner's account name)",
+        ),
+    ],
+    returns={"message": "`Successfully posted message!`"},
+)
+async def post(call: SellerCall) -> dict[str, Any]:
+    """Post a message as the application's developer: it appears in the client API's Fetch
+    Messages with role `developer`. No delay or mute applies; the channel keeps its newest
+    messages only (the application's chat history length, 50 by default)."""
+    channel = call.args.text("channel")
+    author = call.args.opt_text("author") or call.identity.owner
+    message = call.args.text("message")
+    await chat.post(
+        call.db,
+        call.app_id,
+        channel,
+        author=author,
+        role=chat.ROLE_DEVELOPER,
+        message=message,
+        now=call.now(),
+    )
+    call.record(f"channel:{channel}", before=None, after={"author": author, "message": message[:200]})
+    return {"message": "Successfully posted message!"}
+
+
+@registry.operation(
+    "muteuser",
+    group=GROUP,
+    summary="Mute User",
+    area=AREA,
+    mutates=True,
+    params=[
+        USER,
+        Param(
+            "time",
+            "int",
+            required=True,
+            minimum=1,
+            maximum=chat.MAX_MUTE,
+            max_length=10,
+            doc="how many seconds from now the mute lasts",
+        ),
+    ],
+    returns={"message": "`Successfully muted user!`", "until": "the end of the mute (Unix s)"},
+)
+async def mute(call: SellerCall) -> dict[str, Any]:
+    """Stop a user from sending chat messages for `time` seconds. Muting a muted user replaces
+    the end time."""
+    user = call.args.text("user")
+    before, until = await chat.mute(call.db, call.app_id, user, call.args.integer("time"), call.now())
+    call.record(f"mute:{user}", before=None if before is None else {"until": before}, after={"until": until})
+    return {"message": "Successfully muted user!", "until": until}
+
+
+@registry.operation(
+    "unmuteuser",
+    group=GROUP,
+    summary="Unmute User",
+    area=AREA,
+    mutates=True,
+    params=[USER],
+    returns={"message": "`Successfully unmuted user!`"},
+)
+async def unmute(call: SellerCall) -> dict[str, Any]:
+    """Lift a user's running mute (409 `not_muted` when there is none)."""
+    user = call.args.text("user")
+    until = await chat.unmute(call.db, call.app_id, user, call.now())
+    call.record(f"mute:{user}", before={"until": until}, after=None)
+    return {"message": "Successfully unmuted user!"}
+
+
+@registry.operation(
+    "fetchallmutes",
+    group=GROUP,
+    summary="Get All Mutes",
+    area=AREA,
+    returns={
+        "mutes": "[{user, time (the end of the mute, Unix s)}], mutes that have not ended, soonest end first"
+    },
+)
+async def fetch_all_mutes(call: SellerCall) -> dict[str, Any]:
+    """Users whose mute is still running."""
+    return {
+        "message": "Successfully retrieved mutes",
+        "mutes": await chat.list_mutes(call.db, call.app_id, call.now()),
+    }

@@ -1,0 +1,46 @@
+"""Seller API — Seller Log: read and clear the log of seller API calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain import sellerlog
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, paging
+from licensegate.operations.seller.registry import SellerCall, registry
+
+AREA: Area = "logs"
+
+
+@registry.operation(
+    "fetchsellerlogs",
+    group="Seller Log",
+    summary="Get Seller Logs",
+    area=AREA,
+    params=[PAGE, LIMIT],
+    returns={
+        "logs": "[{id, ip, operation, params (secrets removed), status (HTTP), created}], newest first",
+        "count": "how many entries the seller log holds (all pages)",
+    },
+)
+async def fetch_seller_logs(call: SellerCall) -> dict[str, Any]:
+    """The recorded seller API calls of this application (recorded only while the `sellerlogs`
+    setting is on). Passwords, keys, tokens and URLs are never recorded."""
+    limit, offset = paging(call.args)
+    logs, count = await sellerlog.page(call.db, call.app_id, limit=limit, offset=offset)
+    return {"message": "Successfully retrieved seller logs", "logs": logs, "count": count}
+
+
+@registry.operation(
+    "delsellerlogs",
+    group="Seller Log",
+    summary="Delete Seller Logs",
+    area=AREA,
+    mutates=True,
+    returns={"deleted": "how many entries were removed"},
+)
+async def delete_seller_logs(call: SellerCall) -> dict[str, Any]:
+    """Empty the seller log."""
+    deleted = await sellerlog.delete_all(call.db, call.app_id)
+    call.record("seller_log", before={"entries": deleted}, after={"entries": 0})
+    return {"message": "Successfully deleted seller logs", "deleted": deleted}

@@ -1,0 +1,569 @@
+"""Seller API — Users: create, list, verify, ban, rename, extend, pause and reset users, and list
+the subscriptions they hold.
+
+A reseller's key sees only the users that reseller created (any other user is "not found" to
+it, and `all` means all of its own users); it pays for the time it gives from its balance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain import users
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
+from licensegate.operations.seller.registry import SellerCall, registry
+
+GROUP = "Users"
+AREA: Area = "users"
+MAX_NAME = 64
+
+USER = Param("user", required=True, max_length=MAX_NAME, doc="username")
+USER_OR_ALL = Param("user", required=True, max_length=MAX_NAME, doc="username, or `all` for every user")
+SUB = Param("sub", required=True, max_length=MAX_NAME, doc="subscription name")
+PAUSE_USER = Param("username", required=True, max_length=MAX_NAME, aliases=("user",), doc="username")
+
+
+def _usernames_text(body: dict[str, Any]) -> str:
+    return "\n".join(body["usernames"])
+
+
+def _users_text(body: dict[str, Any]) -> str:
+    return "\n".join(user["username"] for user in body["users"])
+
+
+@registry.operation(
+    "addhwiduser",
+    group=GROUP,
+    summary="Add HWID User",
+    area=AREA,
+    mutates=True,
+    params=[USER, Param("hwid", required=True, max_length=256, doc="hardware id to allow")],
+    returns={"added": "1 when the HWID was added, 0 when the user already held it"},
+)
+async def add_hwid(call: SellerCall) -> dict[str, Any]:
+    """Allow the user one more HWID; the user may sign in from any HWID they hold."""
+    added = await users.add_hwid(
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.text("hwid"),
+        call.now(),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Added HWID", "added": 1 if added else 0}
+
+
+@registry.operation(
+    "adduser",
+    group=GROUP,
+    summary="Create User",
+    area=AREA,
+    mutates=True,
+    params=[
+        Param("user", required=True, max_length=MAX_NAME, doc="username (not `all`, which is reserved)"),
+        Param("sub", max_length=MAX_NAME, doc="subscription name (default `default`)"),
+        Param("expiry", "float", required=True, maximum=1_000_000, max_length=32, doc="days, more than 0"),
+        Param(
+            "pass",
+            max_length=256,
+            strip=False,
+            secret=True,
+            doc="password; without it, the user's first login sets it",
+        ),
+        Param("email", max_length=254, doc="email address"),
+        Param("hwidAffected", "bool", max_length=5, doc="1 (default): the HWID lock applies to this user"),
+    ],
+    returns={"expires_at": "Unix seconds when the new user's subscription ends"},
+)
+async def add(call: SellerCall) -> dict[str, Any]:
+    """Create a user holding one subscription that ends `expiry` days from now.
+
+    A reseller's user belongs to it. The reseller needs the subscription's level among its
+    allowed levels (403 `level_not_allowed`), a duration its balance pays for (400
+    `duration_not_sold`) and one unit of the matching bucket (403 `insufficient_balance`)."""
+    expires_at = await users.create(
+        call.db,
+        call.services.passwords,
+        call.app_id,
+        username=call.args.text("user"),
+        sub_name=call.args.opt_text("sub") or "default",
+        days=call.args.number("expiry"),
+        password=call.args.opt_text("pass"),
+        email=call.args.opt_text("email"),
+        hwid_lock=call.args.flag("hwidAffected", default=True),
+        now=call.now(),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Successfully created user!", "expires_at": expires_at}
+
+
+@registry.operation(
+    "deluser", group=GROUP, summary="Delete User", area=AREA, mutates=True, params=[USER], returns={}
+)
+async def delete(call: SellerCall) -> dict[str, Any]:
+    """Delete the user with their HWIDs, subscriptions, variables and sessions."""
+    await users.delete_by_name(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
+    return {"message": "Successfully deleted user!"}
+
+
+@registry.operation(
+    "delallusers",
+    group=GROUP,
+    summary="Delete All Users",
+    area=AREA,
+    mutates=True,
+    returns={"deleted": "number of users deleted"},
+)
+async def delete_all(call: SellerCall) -> dict[str, Any]:
+    """Delete every user of the application (a reseller: every user of its own)."""
+    deleted = await users.delete_all(call.db, call.app_id, reseller=call.identity.reseller)
+    return {"message": "Successfully deleted all users!", "deleted": deleted}
+
+
+@registry.operation(
+    "delexpusers",
+    group=GROUP,
+    summary="Delete Expired Users",
+    area=AREA,
+    mutates=True,
+    returns={"deleted": "number of users deleted"},
+)
+async def delete_expired(call: SellerCall) -> dict[str, Any]:
+    """Delete the users with no time left on any subscription. A paused user is not expired."""
+    deleted = await users.delete_expired(call.db, call.app_id, call.now(), reseller=call.identity.reseller)
+    return {"message": "Successfully deleted expired users!", "deleted": deleted}
+
+
+@registry.operation(
+    "fetchallusers",
+    group=GROUP,
+    summary="Retrieve Users",
+    area=AREA,
+    params=[PAGE, LIMIT],
+    returns={
+        "users": "[{id, username, email, hwids: [..], ip, createdate (YYYY-MM-DD HH:MM:SS, UTC), "
+        "lastlogin (Unix seconds as a string, or null), banned (the reason, or null), created_by}], "
+        "ordered by id",
+        "count": "total number of users (all pages)",
+    },
+    text=_users_text,
+)
+async def fetch_all(call: SellerCall) -> dict[str, Any]:
+    """One page of the application's users. With format=text: the page's usernames, one a line."""
+    limit, offset = paging(call.args)
+    found, total = await users.list_page(
+        call.db, call.app_id, limit=limit, offset=offset, reseller=call.identity.reseller
+    )
+    return {"message": "Successfully Retrieved Users", "users": found, "count": total}
+
+
+@registry.operation(
+    "fetchallusernames",
+    group=GROUP,
+    summary="Retrieve Usernames",
+    area=AREA,
+    params=[PAGE, LIMIT],
+    returns={"usernames": "[string], ordered by user id", "count": "total number of users (all pages)"},
+    text=_usernames_text,
+)
+async def fetch_all_names(call: SellerCall) -> dict[str, Any]:
+    """One page of usernames. With format=text: one a line."""
+    limit, offset = paging(call.args)
+    names, total = await users.list_usernames(
+        call.db, call.app_id, limit=limit, offset=offset, reseller=call.identity.reseller
+    )
+    return {"message": "Successfully Retrieved Usernames", "usernames": names, "count": total}
+
+
+@registry.operation(
+    "verifyuser",
+    group=GROUP,
+    summary="Verify User",
+    area=AREA,
+    params=[
+        USER,
+        Param("pass", max_length=256, strip=False, secret=True, doc="password to check (optional)"),
+    ],
+    returns={},
+)
+async def verify(call: SellerCall) -> dict[str, Any]:
+    """Succeeds when the user exists and, if `pass` is given, it is their password."""
+    await users.verify(
+        call.db,
+        call.services.passwords,
+        call.app_id,
+        call.args.text("user"),
+        call.args.opt_text("pass"),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "User Successfully Verified"}
+
+
+@registry.operation(
+    "userexists",
+    group=GROUP,
+    summary="Check User Exists",
+    area=AREA,
+    params=[USER],
+    returns={"exists": "true or false"},
+)
+async def exists(call: SellerCall) -> dict[str, Any]:
+    """Whether a user of this name exists (always a success)."""
+    found = await users.exists(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
+    return {"message": "User exists" if found else "User does not exist", "exists": found}
+
+
+@registry.operation(
+    "userdata",
+    group=GROUP,
+    summary="Retrieve User Data",
+    area=AREA,
+    params=[USER],
+    aliases=("getuserdata",),
+    returns={
+        "username": "",
+        "email": "or null",
+        "subscriptions": "running subscriptions only: [{subscription, expiry (Unix seconds as a "
+        "string), timeleft (seconds, integer)}]",
+        "ip": "last IP, or null",
+        "hwids": "[string]",
+        "hwid_lock": "1 when the application's HWID lock applies to the user",
+        "cooldown": "the user's own HWID-reset cooldown in seconds, or null (the application's)",
+        "createdate": "YYYY-MM-DD HH:MM:SS, UTC",
+        "lastlogin": "Unix seconds as a string, or null",
+        "banned": "the ban reason, or null",
+        "created_by": "",
+    },
+)
+async def data(call: SellerCall) -> dict[str, Any]:
+    """One user's data."""
+    found = await users.details(
+        call.db, call.app_id, call.args.text("user"), call.now(), reseller=call.identity.reseller
+    )
+    return {"message": "Successfully retrieved user data", **found}
+
+
+@registry.operation(
+    "banuser",
+    group=GROUP,
+    summary="Ban User",
+    area=AREA,
+    mutates=True,
+    params=[
+        USER,
+        Param("reason", max_length=256, doc=f"shown to the user (default: {users.DEFAULT_BAN_REASON})"),
+    ],
+    returns={},
+)
+async def ban(call: SellerCall) -> dict[str, Any]:
+    """Ban the user and blacklist their HWIDs and last IP. Banning again replaces the reason."""
+    await users.ban_by_name(
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.opt_text("reason") or users.DEFAULT_BAN_REASON,
+        call.now(),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Successfully banned user!"}
+
+
+@registry.operation(
+    "unbanuser", group=GROUP, summary="Unban User", area=AREA, mutates=True, params=[USER], returns={}
+)
+async def unban(call: SellerCall) -> dict[str, Any]:
+    """Lift the user's ban and the blacklist entries of their HWIDs and last IP."""
+    await users.unban_by_name(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
+    return {"message": "Successfully unbanned user!"}
+
+
+@registry.operation(
+    "editusername",
+    group=GROUP,
+    summary="Change Username",
+    area=AREA,
+    mutates=True,
+    params=[
+        Param("currentUsername", required=True, max_length=MAX_NAME, aliases=("user",), doc="username"),
+        Param("newUsername", required=True, max_length=MAX_NAME, doc="new username (not `all`)"),
+    ],
+    returns={},
+)
+async def rename(call: SellerCall) -> dict[str, Any]:
+    """Rename a user. Their redeemed keys, chat messages and token follow the new name."""
+    await users.rename(
+        call.db,
+        call.app_id,
+        call.args.text("currentUsername"),
+        call.args.text("newUsername"),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Successfully changed username!"}
+
+
+@registry.operation(
+    "resetpw",
+    group=GROUP,
+    summary="Change Password",
+    area=AREA,
+    mutates=True,
+    aliases=("changepw",),
+    params=[
+        USER,
+        Param(
+            "passwd",
+            max_length=256,
+            strip=False,
+            secret=True,
+            aliases=("pass",),
+            doc="the new password; without it, the password is cleared and the next login sets it",
+        ),
+    ],
+    returns={},
+)
+async def set_password(call: SellerCall) -> dict[str, Any]:
+    """Set the user's password, or clear it so that their next login sets it."""
+    await users.set_password(
+        call.db,
+        call.services.passwords,
+        call.app_id,
+        call.args.text("user"),
+        call.args.opt_text("passwd"),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Password reset successful"}
+
+
+@registry.operation(
+    "editemail",
+    group=GROUP,
+    summary="Change Email",
+    area=AREA,
+    mutates=True,
+    params=[USER, Param("email", required=True, max_length=254, doc="email address")],
+    returns={},
+)
+async def set_email(call: SellerCall) -> dict[str, Any]:
+    """Change the user's email address."""
+    await users.set_email(
+        call.db, call.app_id, call.args.text("user"), call.args.text("email"), reseller=call.identity.reseller
+    )
+    return {"message": "Successfully changed email!"}
+
+
+@registry.operation(
+    "extend",
+    group=GROUP,
+    summary="Extend User Expiry",
+    area=AREA,
+    mutates=True,
+    params=[
+        USER_OR_ALL,
+        SUB,
+        Param("expiry", "float", required=True, maximum=1_000_000, max_length=32, doc="days, more than 0"),
+        Param(
+            "activeOnly",
+            "bool",
+            max_length=5,
+            doc="1: only users who still have time on this subscription (default 0)",
+        ),
+    ],
+    returns={"updated": "number of users given time"},
+)
+async def extend(call: SellerCall) -> dict[str, Any]:
+    """Add days to a subscription of one user or of all users. Users who still have time on it
+    (paused time included) get the days added; the others get a new grant of that many days,
+    unless activeOnly=1. A reseller extends only its own users, with a subscription of an allowed
+    level, and pays one unit of the bucket matching `expiry` per user served (all or nothing)."""
+    updated = await users.extend(
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.text("sub"),
+        call.args.number("expiry"),
+        active_only=call.args.flag("activeOnly"),
+        now=call.now(),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Successfully extended user(s)!", "updated": updated}
+
+
+@registry.operation(
+    "subtract",
+    group=GROUP,
+    summary="Subtract User Time",
+    area=AREA,
+    mutates=True,
+    params=[
+        USER_OR_ALL,
+        SUB,
+        Param(
+            "seconds", "int", required=True, minimum=1, maximum=10**12, max_length=13, doc="seconds to take"
+        ),
+    ],
+    returns={"updated": "number of users whose time was reduced"},
+)
+async def subtract(call: SellerCall) -> dict[str, Any]:
+    """Take seconds from the time one user (or all users) still have on a subscription."""
+    updated = await users.subtract(
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.text("sub"),
+        call.args.integer("seconds"),
+        call.now(),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Successfully subtracted time from user(s)!", "updated": updated}
+
+
+@registry.operation(
+    "pauseuser",
+    group=GROUP,
+    summary="Pause User",
+    area=AREA,
+    mutates=True,
+    params=[PAUSE_USER],
+    returns={"paused": "number of subscriptions frozen"},
+)
+async def pause(call: SellerCall) -> dict[str, Any]:
+    """Freeze the user's running subscriptions: they stop giving access and stop counting down."""
+    paused = await users.pause(
+        call.db, call.app_id, call.args.text("username"), call.now(), reseller=call.identity.reseller
+    )
+    return {"message": "Successfully paused user!", "paused": paused}
+
+
+@registry.operation(
+    "unpauseuser",
+    group=GROUP,
+    summary="Unpause User",
+    area=AREA,
+    mutates=True,
+    params=[PAUSE_USER],
+    returns={"unpaused": "number of subscriptions thawed"},
+)
+async def unpause(call: SellerCall) -> dict[str, Any]:
+    """Thaw the user's frozen subscriptions; each expiry moves forward by the length of the pause."""
+    unpaused = await users.unpause(
+        call.db, call.app_id, call.args.text("username"), call.now(), reseller=call.identity.reseller
+    )
+    return {"message": "Successfully unpaused user!", "unpaused": unpaused}
+
+
+@registry.operation(
+    "resetuser",
+    group=GROUP,
+    summary="Reset User HWID",
+    area=AREA,
+    mutates=True,
+    params=[USER],
+    returns={"removed": "number of HWIDs removed"},
+)
+async def reset_hwid(call: SellerCall) -> dict[str, Any]:
+    """Forget the user's HWIDs; their next login records a new one."""
+    removed = await users.reset_hwids(
+        call.db, call.app_id, call.args.text("user"), call.now(), reseller=call.identity.reseller
+    )
+    return {"message": "Successfully reset user!", "removed": removed}
+
+
+@registry.operation(
+    "resetalluser",
+    group=GROUP,
+    summary="Reset All User HWID",
+    area=AREA,
+    mutates=True,
+    returns={"updated": "number of users whose HWIDs were removed"},
+)
+async def reset_all_hwids(call: SellerCall) -> dict[str, Any]:
+    """Forget the HWIDs of every user of the application."""
+    updated = await users.reset_all_hwids(call.db, call.app_id, call.now(), reseller=call.identity.reseller)
+    return {"message": "Successfully reset all users!", "updated": updated}
+
+
+@registry.operation(
+    "setcooldown",
+    group=GROUP,
+    summary="Set HWID Reset Cooldown",
+    area=AREA,
+    mutates=True,
+    aliases=("sethwidcool",),
+    params=[
+        USER,
+        Param(
+            "cooldown",
+            "int",
+            required=True,
+            minimum=0,
+            maximum=315_360_000,
+            max_length=10,
+            doc="seconds between the user's own HWID resets (overrides the application's)",
+        ),
+    ],
+    returns={},
+)
+async def set_cooldown(call: SellerCall) -> dict[str, Any]:
+    """Set how long this user must wait between resetting their own HWID."""
+    await users.set_cooldown(
+        call.db,
+        call.app_id,
+        call.args.text("user"),
+        call.args.integer("cooldown"),
+        reseller=call.identity.reseller,
+    )
+    return {"message": "Cooldown set successfully!"}
+
+
+@registry.operation(
+    "delsub",
+    group=GROUP,
+    summary="Delete User Subscription",
+    area=AREA,
+    mutates=True,
+    params=[USER, SUB],
+    returns={"deleted": "number of the user's grants of it removed"},
+)
+async def delete_subscription(call: SellerCall) -> dict[str, Any]:
+    """Take a subscription (every grant of it, expired ones too) away from the user."""
+    deleted = await users.remove_subscription(
+        call.db, call.app_id, call.args.text("user"), call.args.text("sub"), reseller=call.identity.reseller
+    )
+    return {"message": "Successfully deleted subscription!", "deleted": deleted}
+
+
+@registry.operation(
+    "usersubs",
+    group=GROUP,
+    summary="Retrieve User Subscriptions",
+    area=AREA,
+    aliases=("usersub",),
+    params=[
+        Param("user", max_length=MAX_NAME, doc="only this user's subscriptions (optional)"),
+        PAGE,
+        LIMIT,
+    ],
+    statuses=frozenset({200, 400, 401, 403, 404, 429, 500}),
+    returns={
+        "count": "integer: the total number of entries matching, across all pages (not the length "
+        "of this page)",
+        "subscriptions": "[{username, subscription, subscription_id (string of digits), expiry (Unix "
+        "seconds as a string of digits; for a paused grant, the expiry it would have if unpaused "
+        "now), is_banned (0/1: the user is banned), is_paused (0/1: the grant or its subscription "
+        "is paused)}], ordered by user then grant, expired grants included",
+    },
+)
+async def user_subscriptions(call: SellerCall) -> dict[str, Any]:
+    """Every subscription held by the application's users (or by one user). The body has
+    exactly `success`, `count` and `subscriptions`."""
+    limit, offset = paging(call.args)
+    entries, total = await users.grants(
+        call.db,
+        call.app_id,
+        call.args.opt_text("user"),
+        limit=limit,
+        offset=offset,
+        now=call.now(),
+        reseller=call.identity.reseller,
+    )
+    return {"count": total, "subscriptions": entries}

@@ -1,0 +1,115 @@
+"""Seller API — Webhooks: base URLs the client API's Webhook operation calls on the server, so
+the URL (and any secret in it) never reaches the client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.domain import webhooks
+from licensegate.domain.permissions import Area
+from licensegate.operations.declarations import Param
+from licensegate.operations.seller.registry import SellerCall, registry
+
+GROUP = "Webhooks"
+AREA: Area = "webhooks"
+WEBID = Param("webid", required=True, max_length=webhooks.MAX_WEBID, doc="the webhook's id")
+WEBHOOK_FIELDS = (
+    "{webid, short_baselink (scheme://host/path of the base URL: never its query string or "
+    "credentials), useragent, authed (0/1)}"
+)
+
+
+@registry.operation(
+    "addwebhook",
+    group=GROUP,
+    summary="Add Webhook",
+    area=AREA,
+    mutates=True,
+    params=[
+        Param(
+            "baseurl",
+            required=True,
+            max_length=webhooks.MAX_URL,
+            secret=True,  # the base URL usually carries the secret of the service it calls
+            doc="the http(s) URL the client's Webhook call is sent to; internal addresses are refused",
+        ),
+        Param(
+            "ua",
+            max_length=webhooks.MAX_USER_AGENT,
+            aliases=("us",),  # KeyAuth's Discord bot sends `us`
+            doc=f"User-Agent of the outbound call (default `{webhooks.DEFAULT_USER_AGENT}`)",
+        ),
+        Param(
+            "authed", "bool", max_length=5, doc="1: only a logged-in client session may call it (default 1)"
+        ),
+        Param(
+            "webid",
+            max_length=webhooks.MAX_WEBID,
+            doc="an id of your choice (letters, digits, _ and -); default 10 random letters and digits",
+        ),
+    ],
+    returns={"message": "`Successfully added webhook!`", "webid": "the webhook's id"},
+)
+async def add(call: SellerCall) -> dict[str, Any]:
+    """Add a webhook. The base URL must be http or https and must not lead to an internal
+    address unless the operator allows it (400 `target_not_allowed`); a host name that does not
+    resolve is refused too (400 `host_not_found`). A `webid` already in use: 409 `webhook_exists`."""
+    row = await webhooks.add(
+        call.services.settings,
+        call.db,
+        call.app_id,
+        base_url=call.args.text("baseurl"),
+        user_agent=call.args.opt_text("ua"),
+        authed=call.args.flag("authed", default=True),
+        webid=call.args.opt_text("webid"),
+        now=call.now(),
+    )
+    call.record(f"webhook:{row['webid']}", before=None, after=webhooks.audit_view(row))
+    return {"message": "Successfully added webhook!", "webid": row["webid"]}
+
+
+@registry.operation(
+    "fetchallwebhooks",
+    group=GROUP,
+    summary="Get All Webhooks",
+    area=AREA,
+    returns={"webhooks": f"[{WEBHOOK_FIELDS}], oldest first"},
+)
+async def fetch_all(call: SellerCall) -> dict[str, Any]:
+    """The application's webhooks (an empty list when there are none). The full base URL is
+    never returned."""
+    return {
+        "message": "Successfully retrieved webhooks",
+        "webhooks": await webhooks.list_all(call.db, call.app_id),
+    }
+
+
+@registry.operation(
+    "delwebhook",
+    group=GROUP,
+    summary="Delete Webhook",
+    area=AREA,
+    mutates=True,
+    params=[WEBID],
+    returns={"message": "`Successfully deleted webhook!`"},
+)
+async def delete(call: SellerCall) -> dict[str, Any]:
+    """Delete one webhook."""
+    before = await webhooks.delete(call.db, call.app_id, call.args.text("webid"))
+    call.record(f"webhook:{before['webid']}", before=webhooks.audit_view(before), after=None)
+    return {"message": "Successfully deleted webhook!"}
+
+
+@registry.operation(
+    "delallwebhooks",
+    group=GROUP,
+    summary="Delete All Webhooks",
+    area=AREA,
+    mutates=True,
+    returns={"deleted": "how many webhooks were deleted"},
+)
+async def delete_all(call: SellerCall) -> dict[str, Any]:
+    """Delete every webhook of the application."""
+    deleted = await webhooks.delete_all(call.db, call.app_id)
+    call.record("webhooks:all", before={"count": deleted}, after={"count": 0})
+    return {"message": "Successfully deleted all webhooks!", "deleted": deleted}
