@@ -18,6 +18,7 @@ from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
 from licensegate.domain import passwordreset
+from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
 from licensegate.web.reset import reset_page
@@ -51,14 +52,27 @@ async def openapi_document(request: Request) -> Response:
     return json_response(openapi.document())
 
 
+# What the HTTP layer answers for a request no operation handles (listed in docs/api/errors.md).
+NO_SUCH_PATH = ErrorCode(
+    "not_found", "not_found", "There is nothing at this address.", "No route has this path."
+)
+METHOD_NOT_ALLOWED = ErrorCode(
+    "method_not_allowed",
+    "invalid",
+    "This method is not allowed here.",
+    "The route does not take this method.",
+)
+HTTP_ERROR = ErrorCode("http_error", "invalid", "{detail}", "Any other fault the HTTP layer answers.")
+ROUTING_ERRORS = {404: NO_SUCH_PATH, 405: METHOD_NOT_ALLOWED}  # any other status: HTTP_ERROR
+
+
 async def _http_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    if exc.status_code == 405:
-        body = failure_body("This method is not allowed here.", "method_not_allowed")
-    elif exc.status_code == 404:
-        body = failure_body("There is nothing at this address.", "not_found")
+    entry = ROUTING_ERRORS.get(exc.status_code)
+    if entry is not None:
+        body = failure_body(entry.message, entry.code)
     else:
-        body = failure_body(str(exc.detail), "http_error")
+        body = failure_body(str(exc.detail), HTTP_ERROR.code)
     return json_response(body, exc.status_code, exc.headers)
 
 

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from licensegate.domain.errors import Invalid
+from licensegate.domain import errorcodes
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
-            raise Invalid("The Content-Length header is not a number.", "invalid_request")
+            raise errorcodes.INVALID_REQUEST()
         if int(declared) > max_bytes:
-            raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
+            raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > max_bytes:
-            raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
+            raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
         chunks.append(chunk)
     return b"".join(chunks)
 

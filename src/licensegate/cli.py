@@ -191,12 +191,14 @@ def cmd_openapi(_args: argparse.Namespace) -> int:
 def cmd_reference(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from licensegate.api import openapi
+    from licensegate import app
+    from licensegate.api import errorreference, openapi
 
     out = Path(args.output)
     (out / "api").mkdir(parents=True, exist_ok=True)
     for iface in openapi.interfaces():
         (out / "api" / f"{iface.name}.md").write_text(openapi.markdown(iface))
+    (out / "api" / "errors.md").write_text(errorreference.markdown(app.ROUTING_ERRORS, app.HTTP_ERROR))
     (out / "openapi.json").write_text(json.dumps(openapi.document(), indent=2) + "\n")
     operations = out / "operations.md"
     if operations.exists():  # the settings table inside the hand-written operations guide
@@ -245,7 +247,8 @@ def parser() -> argparse.ArgumentParser:
 
     reference = sub.add_parser(
         "reference",
-        help="write docs/api/*.md, docs/openapi.json and the settings table of docs/operations.md",
+        help="write docs/api/*.md (operations, error codes), docs/openapi.json and the settings table "
+        "of docs/operations.md",
     )
     reference.add_argument("--output", default="docs", help="documentation folder (default: docs)")
     reference.set_defaults(run=cmd_reference)

@@ -108,7 +108,7 @@ async def test_unknown_key_is_403_never_404(app: Client) -> None:
 
 
 async def test_missing_key_is_400_and_bad_credentials_401(app: Client, seller: Seller) -> None:
-    await app.fails("license", 400, "missing_parameter")
+    assert (await app.fails("license", 400, "missing_parameter"))["param"] == "key"
     stranger = Client(app.http, app.ownerid, "other-app", app.sessionid)
     await stranger.fails("license", 401, "unknown_application", key="x")
     nobody = Client(app.http, app.ownerid, app.name)

@@ -102,6 +102,15 @@ async def test_bad_numbers_are_400(seller: Seller) -> None:
     await seller.fails("delsellerkey", 400, "number_out_of_range", id="0")
 
 
+async def test_a_parameter_error_names_the_parameter(seller: Seller) -> None:
+    too_long = await seller.fails("addsub", 400, "parameter_too_long", name="x" * 65, level="1")
+    assert too_long["param"] == "name"
+    assert (await seller.fails("addsub", 400, "missing_parameter", name="pro"))["param"] == "level"
+    assert (await seller.fails("delsellerkey", 400, "invalid_number", id="abc"))["param"] == "id"
+    assert (await seller.fails("delsellerkey", 400, "number_out_of_range", id="0"))["param"] == "id"
+    assert "param" not in await seller.fails("doesnotexist", 400, "unknown_type")
+
+
 async def test_oversized_query_string_is_400(seller: Seller) -> None:
     body = await seller.fails("addsub", 400, "request_too_large", name="x" * 20_000, level="1")
     assert "query string" in body["message"]

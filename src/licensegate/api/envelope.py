@@ -16,6 +16,7 @@ import orjson
 from starlette.responses import PlainTextResponse, Response
 
 from licensegate import ids
+from licensegate.domain import errorcodes
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.operations.declarations import CLIENT_SUCCESS_CODE, Operation, status_of
 
@@ -33,8 +34,12 @@ def json_response(
     )
 
 
-def failure_body(message: str, error: str) -> dict[str, Any]:
-    return {"success": False, "message": message, "error": error}
+def failure_body(message: str, error: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`success`, `message`, `error`, then what the refusal adds (`param`: the parameter at fault)."""
+    body: dict[str, Any] = {"success": False, "message": message, "error": error}
+    if extra:
+        body.update(extra)
+    return body
 
 
 def refusal_headers(refusal: Refusal) -> dict[str, str] | None:
@@ -47,10 +52,8 @@ def unexpected_fault(where: str) -> tuple[dict[str, Any], str]:
     """Log the exception in flight with a request id; return the body that carries that id."""
     request_id = ids.request_id()
     log.exception("unexpected fault in %s (request %s)", where, request_id)
-    body = failure_body(
-        f"An unexpected error occurred; it has been logged with request id {request_id}.",
-        "internal_error",
-    )
+    fault = errorcodes.INTERNAL_ERROR
+    body = failure_body(fault.message.format(request_id=request_id), fault.code)
     body["request_id"] = request_id
     return body, request_id
 
@@ -77,7 +80,7 @@ CLIENT_FAILURE_CODES = {
     "not_found": 44,
     "conflict": 49,
     "rate_limited": 42,
-    "internal_error": 50,
+    "internal": 50,  # an unexpected fault
 }
 
 

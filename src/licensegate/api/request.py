@@ -12,7 +12,7 @@ from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 
 from licensegate.bodies import content_type_of, read_body
-from licensegate.domain.errors import Invalid
+from licensegate.domain import errorcodes
 
 MAX_FIELDS = 200
 
@@ -23,7 +23,7 @@ def _unquote(text: str, what: str) -> str:
     try:
         return unquote_plus(text, encoding="utf-8", errors="strict")
     except UnicodeDecodeError as exc:
-        raise Invalid(f"The {what} is not valid UTF-8.", "invalid_encoding") from exc
+        raise errorcodes.INVALID_ENCODING(what=what) from exc
 
 
 def _parse_pairs(data: str, what: str) -> dict[str, str]:
@@ -34,7 +34,7 @@ def _parse_pairs(data: str, what: str) -> dict[str, str]:
         return {}
     parts = data.split("&")
     if len(parts) > MAX_FIELDS:
-        raise Invalid(f"The {what} has too many parameters.", "too_many_parameters")
+        raise errorcodes.TOO_MANY_PARAMETERS(what=what)
     values: dict[str, str] = {}
     for part in parts:
         if not part:
@@ -43,7 +43,7 @@ def _parse_pairs(data: str, what: str) -> dict[str, str]:
         name = _unquote(name, what)
         value = _unquote(value, what)
         if "\x00" in value or "\x00" in name:
-            raise Invalid(f"Parameter '{name[:64]}' contains a NUL character.", "invalid_character")
+            raise errorcodes.INVALID_CHARACTER(name=name[:64], param=name[:64])
         values[name] = value
     return values
 
@@ -51,13 +51,13 @@ def _parse_pairs(data: str, what: str) -> dict[str, str]:
 def read_query(request: Request, max_bytes: int) -> dict[str, str]:
     raw: bytes = request.scope.get("query_string", b"")
     if len(raw) > max_bytes:
-        raise Invalid(f"The query string is too large (at most {max_bytes} bytes).", "request_too_large")
+        raise errorcodes.REQUEST_TOO_LARGE(what="query string", max_bytes=max_bytes)
     if not raw:
         return {}
     try:
         text = raw.decode("utf-8")  # clients that do not escape their values send raw UTF-8
     except UnicodeDecodeError as exc:
-        raise Invalid("The query string is not valid UTF-8.", "invalid_encoding") from exc
+        raise errorcodes.INVALID_ENCODING(what="query string") from exc
     return _parse_pairs(text, "query string")
 
 
@@ -72,7 +72,7 @@ async def read_form_body(request: Request, max_bytes: int) -> dict[str, str]:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Invalid("The request body is not valid UTF-8.", "invalid_encoding") from exc
+        raise errorcodes.INVALID_ENCODING(what="request body") from exc
     return _parse_pairs(text, "request body")
 
 
@@ -85,27 +85,25 @@ async def read_multipart(
     files are spooled to disk by the parser past 1 MiB. The caller closes the returned form."""
     declared = request.headers.get("content-length")
     if declared is None or not declared.isdigit():
-        raise Invalid("A multipart request must declare its Content-Length.", "length_required")
+        raise errorcodes.LENGTH_REQUIRED()
     if int(declared) > max_bytes:
-        raise Invalid(f"The request body is too large (at most {max_bytes} bytes).", "request_too_large")
+        raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
     try:
         form = await request.form(max_files=len(file_fields), max_fields=MAX_FIELDS, max_part_size=64 * 1024)
     except (MultiPartException, HTTPException) as exc:
-        raise Invalid(
-            f"The multipart body cannot be read: {getattr(exc, 'message', exc)}", "invalid_multipart"
-        ) from exc
+        raise errorcodes.INVALID_MULTIPART(reason=getattr(exc, "message", exc)) from exc
     fields: dict[str, str] = {}
     files: dict[str, UploadFile] = {}
     for name, value in form.multi_items():
         if isinstance(value, str):
             if "\x00" in value:
-                raise Invalid(f"Parameter '{name[:64]}' contains a NUL character.", "invalid_character")
+                raise errorcodes.INVALID_CHARACTER(name=name[:64], param=name[:64])
             fields[name] = value
         elif name in file_fields:
             files[name] = value
         else:
             await form.close()
-            raise Invalid(f"Unexpected file field '{name[:64]}'.", "invalid_multipart")
+            raise errorcodes.INVALID_MULTIPART(f"Unexpected file field '{name[:64]}'.")
     return fields, files, form
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from licensegate import ids
-from licensegate.domain import appkeys
-from licensegate.domain.errors import Conflict, Invalid
+from licensegate.domain import appkeys, errorcodes
 from licensegate.domain.sellerkeys import issue_key
 from licensegate.secretbox import SecretBox
 from licensegate.store import accounts as account_store
@@ -85,11 +84,11 @@ class CreatedApp:
 def check_name(value: str, what: str) -> str:
     value = value.strip()
     if not value:
-        raise Invalid(f"The {what} must not be empty.", "invalid_name")
+        raise errorcodes.INVALID_NAME(f"The {what} must not be empty.")
     if len(value) > MAX_NAME:
-        raise Invalid(f"The {what} must be at most {MAX_NAME} characters.", "invalid_name")
+        raise errorcodes.INVALID_NAME(f"The {what} must be at most {MAX_NAME} characters.")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise Invalid(f"The {what} must not contain control characters.", "invalid_name")
+        raise errorcodes.INVALID_NAME(what=what)
     return value
 
 
@@ -110,11 +109,11 @@ async def create_application(db: Database, box: SecretBox, *, owner: str, name: 
                 tx, username=owner, role="seller", ownerid=ownerid, parent_id=None, now=now
             )
         elif account["role"] != "seller":
-            raise Conflict(f"The account '{owner}' is a {account['role']}, not a seller.", "not_a_seller")
+            raise errorcodes.NOT_A_SELLER(owner=owner, role=account["role"])
         else:
             account_id, ownerid = account["id"], account["ownerid"]
         if await app_store.exists_for_account(tx, account_id, name):
-            raise Conflict(f"The account '{owner}' already has an application named '{name}'.", "app_exists")
+            raise errorcodes.APP_EXISTS(owner=owner, name=name)
         keys = appkeys.make_keys(box)
         app_id = await app_store.insert(
             tx,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from licensegate.domain.errors import Invalid, NotFound
+from licensegate.domain import errorcodes
 from licensegate.store import blacklists as store
 from licensegate.store import whitelist as white_store
 from licensegate.store.database import Database, Executor
@@ -63,7 +63,7 @@ def parse_ip(text: str) -> str:
     """The canonical text of a single IP address; 400 `invalid_ip` otherwise."""
     canonical = canonical_ip(text)
     if canonical is None:
-        raise Invalid(f"'{text[:64]}' is not an IPv4 or IPv6 address.", "invalid_ip")
+        raise errorcodes.INVALID_IP(text=text[:64])
     return canonical
 
 
@@ -83,7 +83,7 @@ def parse_ip_or_range(text: str) -> IpEntry:
     try:
         network: Network = ipaddress.ip_network(text.strip(), strict=False)
     except ValueError:
-        raise Invalid(f"'{text[:64]}' is not an IPv4 or IPv6 address or CIDR range.", "invalid_ip") from None
+        raise errorcodes.INVALID_IP(f"'{text[:64]}' is not an IPv4 or IPv6 address or CIDR range.") from None
     if isinstance(network, ipaddress.IPv6Network):
         if network.prefixlen >= 96 and network.network_address in MAPPED_IPV4:
             network = ipaddress.IPv4Network(
@@ -168,7 +168,7 @@ async def add(
     if hwid is not None:
         entries.append((HWID, hwid))
     if not entries:
-        raise Invalid("Give an 'ip', a 'hwid' or both to blacklist.", "missing_parameter")
+        raise errorcodes.MISSING_PARAMETER("Give an 'ip', a 'hwid' or both to blacklist.")
     added = 0
     async with db.transaction() as tx:
         for kind, value in entries:
@@ -185,10 +185,10 @@ async def delete(db: Executor, app_id: int, *, data: str, blacktype: str) -> dic
         parsed = parse_ip_or_range(data)
         kind, value = parsed.kind, parsed.value
     else:
-        raise Invalid("The blacklist type must be 'ip' or 'hwid'.", "invalid_blacklist_type")
+        raise errorcodes.INVALID_BLACKLIST_TYPE()
     removed = await store.delete_one(db, app_id, kind, value)
     if removed is None:
-        raise NotFound(f"No {blacktype} blacklist entry '{value[:64]}' exists.", "blacklist_not_found")
+        raise errorcodes.BLACKLIST_NOT_FOUND(type=blacktype, value=value[:64])
     return {"type": blacktype, "value": value, "reason": removed["reason"]}
 
 
@@ -226,7 +226,7 @@ async def add_white(db: Executor, app_id: int, ip: str, now: int) -> tuple[bool,
 async def delete_white(db: Executor, app_id: int, ip: str) -> str:
     value = parse_ip_or_range(ip).value
     if await white_store.remove(db, app_id, value) == 0:
-        raise NotFound(f"'{value}' is not whitelisted.", "whitelist_not_found")
+        raise errorcodes.WHITELIST_NOT_FOUND(value=value)
     return value
 
 

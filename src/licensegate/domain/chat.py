@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound, RateLimited
+from licensegate.domain import errorcodes
+from licensegate.domain.errors import RateLimited
 from licensegate.store import chat as store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, UniqueViolation
@@ -44,17 +45,17 @@ class Channel:
     delay: int
 
 
-def _no_controls(value: str, what: str, error: str) -> str:
+def _no_controls(value: str, what: str) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise Invalid(f"The {what} must not contain control characters.", error)
+        raise errorcodes.INVALID_NAME(what=what)
     return value
 
 
 def check_message(message: str, max_length: int = MAX_MESSAGE) -> str:
     if not message.strip():
-        raise Invalid("The message is empty.", "empty_message")
+        raise errorcodes.EMPTY_MESSAGE()
     if len(message) > max_length:
-        raise Invalid(f"The message is longer than {max_length} characters.", "message_too_long")
+        raise errorcodes.MESSAGE_TOO_LONG(maximum=max_length)
     return message
 
 
@@ -64,16 +65,16 @@ def check_message(message: str, max_length: int = MAX_MESSAGE) -> str:
 async def get_channel(db: Executor, app_id: int, name: str) -> Channel:
     row = await store.find_channel(db, app_id, name)
     if row is None:
-        raise NotFound(f"No chat channel named '{name}' exists.", "channel_not_found")
+        raise errorcodes.CHANNEL_NOT_FOUND(name=name)
     return Channel(id=row["id"], name=row["name"], delay=row["delay_seconds"])
 
 
 async def add_channel(db: Executor, app_id: int, *, name: str, delay: int, now: int) -> Channel:
-    _no_controls(name, "channel name", "invalid_name")
+    _no_controls(name, "channel name")
     try:
         channel_id = await store.insert_channel(db, app_id=app_id, name=name, delay=delay, now=now)
     except UniqueViolation as exc:
-        raise Conflict(f"A chat channel named '{name}' already exists.", "channel_exists") from exc
+        raise errorcodes.CHANNEL_EXISTS(name=name) from exc
     return Channel(id=channel_id, name=name, delay=delay)
 
 
@@ -144,9 +145,7 @@ async def send_as_user(
         await store.lock_channel(tx, channel.id)
         until = await mute_end(tx, app_id, user_id, now)
         if until is not None:
-            raise Forbidden(
-                f"You are muted in this application's chat until {until} (Unix time).", "user_muted"
-            )
+            raise errorcodes.USER_MUTED(until=until)
         if channel.delay > 0:
             last = await last_message_at(tx, channel.id, username)
             if last is not None and now < last + channel.delay:
@@ -198,7 +197,7 @@ async def mute_end(db: Executor, app_id: int, user_id: int, now: int) -> int | N
 async def _user_id(db: Executor, app_id: int, username: str) -> int:
     row = await user_store.find(db, app_id, username)
     if row is None:
-        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+        raise errorcodes.USER_NOT_FOUND(username=username)
     user_id: int = row["id"]
     return user_id
 
@@ -207,7 +206,7 @@ async def mute(db: Database, app_id: int, username: str, seconds: int, now: int)
     """Mute a user for `seconds` from now, replacing any running mute. Returns the end of the
     mute that was running (or None) and the new end."""
     if seconds <= 0:
-        raise Invalid("The mute time must be more than 0 seconds.", "number_out_of_range")
+        raise errorcodes.NUMBER_OUT_OF_RANGE("The mute time must be more than 0 seconds.")
     until = now + seconds
     async with db.transaction() as tx:
         user_id = await _user_id(tx, app_id, username)
@@ -222,7 +221,7 @@ async def unmute(db: Database, app_id: int, username: str, now: int) -> int:
         user_id = await _user_id(tx, app_id, username)
         until = await mute_end(tx, app_id, user_id, now)
         if until is None or not await store.delete_active_mute(tx, app_id, user_id, now):
-            raise Conflict(f"The user '{username}' is not muted.", "not_muted")
+            raise errorcodes.NOT_MUTED(username=username)
     return until
 
 

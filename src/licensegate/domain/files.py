@@ -17,8 +17,8 @@ import httpx
 
 from licensegate import outbound
 from licensegate.config import Settings
-from licensegate.domain import filestore
-from licensegate.domain.errors import Invalid, NotFound
+from licensegate.domain import errorcodes, filestore
+from licensegate.domain.errors import Refusal
 from licensegate.store import files as store
 from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
@@ -64,7 +64,7 @@ def audit_view(row: Row | Added) -> dict[str, Any]:
 
 def check_name(name: str) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise Invalid("A file name must not contain control characters.", "invalid_name")
+        raise errorcodes.INVALID_NAME("A file name must not contain control characters.")
     return name
 
 
@@ -87,8 +87,8 @@ def _limit_text(max_bytes: int) -> str:
     return f"{mib:g} MiB" if mib >= 1 else f"{max_bytes} bytes"
 
 
-def _too_large(max_bytes: int) -> Invalid:
-    return Invalid(f"The file is larger than the limit of {_limit_text(max_bytes)}.", "file_too_large")
+def _too_large(max_bytes: int) -> Refusal:
+    return errorcodes.FILE_TOO_LARGE(limit=_limit_text(max_bytes))
 
 
 def _host(url: str | None) -> str | None:
@@ -103,7 +103,7 @@ def _host(url: str | None) -> str | None:
 async def get(db: Executor, app_id: int, file_id: str) -> Row:
     row = await store.find(db, app_id, file_id)
     if row is None:
-        raise NotFound(f"No file with id '{file_id}' exists.", "file_not_found")
+        raise errorcodes.FILE_NOT_FOUND(file_id=file_id)
     return row
 
 
@@ -144,7 +144,7 @@ async def add_from_url(
     try:
         path = outbound.parse_url(url).path
     except outbound.OutboundError as exc:
-        raise Invalid(f"The file cannot be fetched: {exc.message}", exc.error) from exc
+        raise errorcodes.by_code(exc.error)(f"The file cannot be fetched: {exc.message}") from exc
     final_name = check_name(name) if name else derived_name(path)
     staged = await _fetch(settings, url)
     return await _add(settings, db, app_id, staged, final_name, url, authed, now)
@@ -161,12 +161,9 @@ async def _fetch_bytes(settings: Settings, url: str) -> bytes:
     except outbound.OutboundError as exc:
         if exc.error == "response_too_large":
             raise _too_large(limit) from exc
-        raise Invalid(f"The file cannot be fetched: {exc.message}", exc.error) from exc
+        raise errorcodes.by_code(exc.error)(f"The file cannot be fetched: {exc.message}") from exc
     if not reply.ok:
-        raise Invalid(
-            f"The file cannot be fetched: the URL answered with HTTP status {reply.status}.",
-            "url_fetch_failed",
-        )
+        raise errorcodes.URL_FETCH_FAILED(status=reply.status)
     return reply.content
 
 
@@ -228,7 +225,7 @@ async def edit(
     """Rename, change `authed`, and/or point the file at a new URL (fetched now; its content
     replaces the stored one). Returns the row before and after."""
     if name is None and authed is None and url is None:
-        raise Invalid("Give at least one of 'name', 'authed' and 'url' to change.", "nothing_to_change")
+        raise errorcodes.NOTHING_TO_CHANGE()
     if name is not None:
         check_name(name)
     await get(db, app_id, file_id)  # an unknown id is refused before anything is fetched
@@ -270,7 +267,7 @@ async def delete(settings: Settings, db: Database, app_id: int, file_id: str) ->
     before = await get(db, app_id, file_id)
     deleted = await store.delete(db, app_id, file_id)
     if not deleted:
-        raise NotFound(f"No file with id '{file_id}' exists.", "file_not_found")
+        raise errorcodes.FILE_NOT_FOUND(file_id=file_id)
     key = deleted[0]["storage_key"]
     if key:
         await _release(settings, db, key)

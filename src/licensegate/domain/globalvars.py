@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.domain.errors import Conflict, NotFound
+from licensegate.domain import errorcodes
+from licensegate.domain.errors import Refusal
 from licensegate.domain.timefmt import datetime_text
 from licensegate.store import globalvars as store
 from licensegate.store.database import Executor
@@ -19,13 +20,13 @@ class GlobalVar:
     authed: bool
 
 
-def _not_found(name: str) -> NotFound:
-    return NotFound(f"No global variable named '{name}' exists.", "variable_not_found")
+def _not_found(name: str) -> Refusal:
+    return errorcodes.VARIABLE_NOT_FOUND(name=name)
 
 
 async def create(db: Executor, app_id: int, *, name: str, value: str, authed: bool, now: int) -> None:
     if await store.insert(db, app_id, name=name, value=value, authed=authed, now=now) is None:
-        raise Conflict(f"A global variable named '{name}' already exists.", "variable_exists")
+        raise errorcodes.VARIABLE_EXISTS(name=name)
 
 
 async def edit(db: Executor, app_id: int, name: str, *, value: str, authed: bool | None, now: int) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 import string
 
-from licensegate.domain.errors import Invalid
+from licensegate.domain import errorcodes
 
 PLACEHOLDER = "*"
 DEFAULT_MASK = "******-******-******-******-******-******"
@@ -30,24 +30,21 @@ def alphabet(character: int) -> str:
     try:
         return ALPHABETS[character]
     except KeyError:
-        raise Invalid(
+        raise errorcodes.INVALID_PARAMETER(
             "Parameter 'character' must be 1 (mixed case), 2 (upper case) or 3 (lower case).",
-            "invalid_parameter",
+            param="character",
         ) from None
 
 
 def check_mask(mask: str) -> str:
     """Refuse masks that would make keys which cannot be listed or named safely."""
     if not mask:
-        raise Invalid("The mask must not be empty.", "invalid_mask")
+        raise errorcodes.INVALID_MASK("The mask must not be empty.")
     if len(mask) > MAX_KEY_LENGTH:
-        raise Invalid(f"The mask must be at most {MAX_KEY_LENGTH} characters.", "invalid_mask")
+        raise errorcodes.INVALID_MASK(f"The mask must be at most {MAX_KEY_LENGTH} characters.")
     for ch in mask:
         if ch.isspace() or ch in _FORBIDDEN or ord(ch) < 32 or ord(ch) == 127:
-            raise Invalid(
-                "The mask must not contain white space, control characters or commas.",
-                "invalid_mask",
-            )
+            raise errorcodes.INVALID_MASK()
     return mask
 
 

@@ -15,9 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.domain import keygen, team
+from licensegate.domain import errorcodes, keygen, team
 from licensegate.domain import users as users_domain
-from licensegate.domain.errors import Conflict, Invalid, NotFound
 from licensegate.domain.sellerkeys import Reseller
 from licensegate.domain.subscriptions import get as get_subscription
 from licensegate.store import apps as app_store
@@ -47,9 +46,11 @@ def status_text(row: Row) -> str:
 def duration_seconds(days: float, what: str) -> int:
     seconds = round(days * SECONDS_PER_DAY)
     if days <= 0 or seconds < 1:
-        raise Invalid(f"Parameter '{what}' must be more than 0 days.", "number_out_of_range")
+        raise errorcodes.NUMBER_OUT_OF_RANGE(f"Parameter '{what}' must be more than 0 days.", param=what)
     if days > MAX_DAYS:
-        raise Invalid(f"Parameter '{what}' must be at most {MAX_DAYS} days.", "number_out_of_range")
+        raise errorcodes.NUMBER_OUT_OF_RANGE(
+            f"Parameter '{what}' must be at most {MAX_DAYS} days.", param=what
+        )
     return seconds
 
 
@@ -61,16 +62,15 @@ def _scope(reseller: Reseller | None) -> int | None:
 async def get(db: Executor, app_id: int, key: str, *, reseller: Reseller | None = None) -> Row:
     row = await store.find(db, app_id, key, reseller_id=_scope(reseller))
     if row is None:
-        raise NotFound(f"No license key '{key}' exists.", "key_not_found")
+        raise errorcodes.KEY_NOT_FOUND(key=key)
     return row
 
 
 async def _require_level(db: Executor, app_id: int, level: str) -> None:
     if not await subscription_store.for_level(db, app_id, level):
-        raise NotFound(
+        raise errorcodes.LEVEL_HAS_NO_SUBSCRIPTION(
             f"No subscription has level '{level}', so a key of that level could never be redeemed; "
-            "create a subscription of that level first.",
-            "level_has_no_subscription",
+            "create a subscription of that level first."
         )
 
 
@@ -105,13 +105,12 @@ async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[s
     mask = keygen.check_mask(spec.mask)
     keygen.alphabet(spec.character)
     if not 1 <= spec.amount <= MAX_AMOUNT:
-        raise Invalid(f"You can generate 1 to {MAX_AMOUNT} keys at a time.", "number_out_of_range")
+        raise errorcodes.NUMBER_OUT_OF_RANGE(
+            f"You can generate 1 to {MAX_AMOUNT} keys at a time.", param="amount"
+        )
     custom = keygen.is_custom(mask)
     if custom and spec.amount > 1:
-        raise Invalid(
-            "A mask without '*' is one fixed key, so it can only be generated with amount 1.",
-            "custom_key_amount",
-        )
+        raise errorcodes.CUSTOM_KEY_AMOUNT()
     created: list[str] = []
     async with db.transaction() as tx:
         if reseller is not None:
@@ -139,11 +138,8 @@ async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[s
                     break
             else:
                 if custom:
-                    raise Conflict(f"The license key '{mask}' already exists.", "key_exists")
-                raise Conflict(
-                    "Could not make a key that does not exist yet; use a mask with more '*'.",
-                    "key_space_exhausted",
-                )
+                    raise errorcodes.KEY_EXISTS(key=mask)
+                raise errorcodes.KEY_SPACE_EXHAUSTED()
     return created
 
 
@@ -160,7 +156,7 @@ async def redeem(tx: Executor, app_id: int, key_row: Row, user_id: int, now: int
     """
     user = await user_store.find_by_id(tx, app_id, user_id)
     if user is None:
-        raise NotFound("The user redeeming the key does not exist.", "user_not_found")
+        raise errorcodes.USER_NOT_FOUND("The user redeeming the key does not exist.")
     used = await store.mark_used(
         tx, app_id, key_row["id"], user_id=user_id, username=user["username"], now=now
     )
@@ -168,10 +164,7 @@ async def redeem(tx: Executor, app_id: int, key_row: Row, user_id: int, now: int
         return False
     subs = await subscription_store.for_level(tx, app_id, used["level"])
     if not subs:
-        raise NotFound(
-            f"No subscription has level '{used['level']}', the level of this key.",
-            "level_has_no_subscription",
-        )
+        raise errorcodes.LEVEL_HAS_NO_SUBSCRIPTION(level=used["level"])
     for sub in subs:
         # While the subscription is paused its clock stands still: start the grant at the
         # pause, so unpausing (which adds the pause's length) leaves it the full duration.
@@ -267,9 +260,9 @@ def split_keys(text: str) -> list[str]:
     """Keys separated by commas and/or white space, each once, in the order given."""
     keys = list(dict.fromkeys(part for part in _SEPARATORS.split(text) if part))
     if not keys:
-        raise Invalid("Parameter 'key' names no license key.", "missing_parameter")
+        raise errorcodes.MISSING_PARAMETER("Parameter 'key' names no license key.", param="key")
     if len(keys) > MAX_KEYS_PER_CALL:
-        raise Invalid(f"At most {MAX_KEYS_PER_CALL} keys can be deleted at a time.", "too_many_keys")
+        raise errorcodes.TOO_MANY_KEYS(maximum=MAX_KEYS_PER_CALL)
     return keys
 
 
@@ -316,7 +309,7 @@ async def delete_many(
         missing = [key for key in keys if key not in found]
         if missing:
             shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            raise NotFound(f"No license key found for: {shown}. Nothing was deleted.", "key_not_found")
+            raise errorcodes.KEY_NOT_FOUND(f"No license key found for: {shown}. Nothing was deleted.")
         return await _delete_rows(tx, app_id, rows, user_too, reseller)
 
 
@@ -371,7 +364,7 @@ async def set_note(
     db: Executor, app_id: int, key: str, note: str, *, reseller: Reseller | None = None
 ) -> None:
     if not await store.set_note(db, app_id, key, note, reseller_id=_scope(reseller)):
-        raise NotFound(f"No license key '{key}' exists.", "key_not_found")
+        raise errorcodes.KEY_NOT_FOUND(key=key)
 
 
 async def change_level(
@@ -385,7 +378,7 @@ async def change_level(
 ) -> str:
     """Give an unused key another level (a subscription's, or a level directly); the new level."""
     if (sub_name is None) == (level is None):
-        raise Invalid("Give either 'sub' or 'level', not both and not neither.", "sub_or_level")
+        raise errorcodes.SUB_OR_LEVEL()
     async with db.transaction() as tx:
         row = await get(tx, app_id, key, reseller=reseller)
         if sub_name is not None:
@@ -397,10 +390,7 @@ async def change_level(
         if reseller is not None:
             team.check_level(reseller, new_level)
         if not await store.set_level_if_unused(tx, row["id"], new_level):
-            raise Conflict(
-                f"The license key '{key}' has already been used; its grants were made with its old level.",
-                "key_already_used",
-            )
+            raise errorcodes.KEY_ALREADY_USED(key=key)
     return new_level
 
 
@@ -430,7 +420,7 @@ async def unban(db: Database, app_id: int, key: str, *, reseller: Reseller | Non
     async with db.transaction() as tx:
         row = await get(tx, app_id, key, reseller=reseller)
         if row["banned_reason"] is None:
-            raise Conflict(f"The license key '{key}' is not banned.", "key_not_banned")
+            raise errorcodes.KEY_NOT_BANNED(key=key)
         await store.set_ban(tx, row["id"], None)
         user_id = await _redeemer(tx, app_id, row, reseller)
         if user_id is not None:

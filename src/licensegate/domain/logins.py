@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from licensegate.domain import blacklists, totp
+from licensegate.domain import blacklists, errorcodes, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
+from licensegate.domain.errors import NotFound
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.store import licenses as license_store
@@ -76,16 +76,16 @@ class Login:
 def check_hwid(app: ClientApp, hwid: str | None, msg: Message) -> None:
     if hwid is None:
         if app.force_hwid:
-            raise Forbidden(msg("hwidrequired"), "hwid_required")
+            raise errorcodes.HWID_REQUIRED(msg("hwidrequired"))
         return
     if len(hwid) < app.min_hwid_length:
-        raise Invalid(msg("hwidtooshort", minimum=app.min_hwid_length), "hwid_too_short")
+        raise errorcodes.HWID_TOO_SHORT(msg("hwidtooshort", minimum=app.min_hwid_length))
 
 
 async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Message) -> None:
     hwids = [client.hwid] if client.hwid else []
     if await blacklists.blocked(db, app.id, hwids=hwids, ip=client.ip):
-        raise Forbidden(msg("hwidblacked"), "blacklisted")
+        raise errorcodes.BLACKLISTED(msg("hwidblacked"))
 
 
 def running_grants(grants: list[Row], app: ClientApp, now: int) -> tuple[list[dict[str, Any]], bool]:
@@ -144,7 +144,7 @@ async def admit(
     user = account.user
     user_id: int = user["user_id"]
     if user["user_banned"] is not None:
-        raise Forbidden(msg("userbanned", reason=user["user_banned"]), "user_banned")
+        raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
     await check_blacklist(db, app, client, msg)
     if user["otp_enabled"]:
         await consume_otp(db, user_id, user["otp_secret"], otp_code, msg, now)
@@ -155,17 +155,17 @@ async def admit(
     if hwid_lock:
         if client.hwid is None:
             if held:
-                raise Forbidden(msg("hwidmismatch"), "hwid_mismatch")
+                raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
         elif client.hwid not in held:
             if len(held) >= app.max_hwids:
-                raise Forbidden(msg("hwidmismatch") if held else msg("hwidlimit"), "hwid_mismatch")
+                raise errorcodes.HWID_MISMATCH(msg("hwidmismatch") if held else msg("hwidlimit"))
             bind = client.hwid
 
     entries, frozen = running_grants(account.grants, app, now)
     if not entries:
         if frozen:
-            raise Forbidden(msg("pausedsub"), "subscription_paused")
-        raise Forbidden(msg("noactivesubs"), "no_active_subscription")
+            raise errorcodes.SUBSCRIPTION_PAUSED(msg("pausedsub"))
+        raise errorcodes.NO_ACTIVE_SUBSCRIPTION(msg("noactivesubs"))
 
     if bind is None and not _login_to_record(user, client, now):
         # The common case: only the session changes, one statement, no transaction around it.
@@ -175,7 +175,7 @@ async def admit(
             if bind is not None:
                 await store.lock_user(tx, user_id)
                 if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
-                    raise Forbidden(msg("hwidmismatch"), "hwid_mismatch")
+                    raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
             await _log_in(tx, user, client, credential, now)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
@@ -211,10 +211,10 @@ async def consume_otp(
     db: Executor, user_id: int, secret: str, code: str | None, msg: Message, now: int
 ) -> None:
     if not code:
-        raise Forbidden(msg("otprequired"), "otp_required")
+        raise errorcodes.OTP_REQUIRED(msg("otprequired"))
     step = totp.matching_step(secret, code, now)
     if step is None or not await store.use_otp_step(db, user_id, step):
-        raise Forbidden(msg("otpinvalid"), "otp_invalid")
+        raise errorcodes.OTP_INVALID(msg("otpinvalid"))
 
 
 # --- login with username and password ---------------------------------------------------------
@@ -234,7 +234,7 @@ async def login(
 ) -> Login:
     check_hwid(app, client.hwid, msg)
     account = account_of(await store.user_by_name(db, app.id, username))
-    refused = Forbidden(msg("invalidcredentials"), "invalid_credentials")
+    refused = errorcodes.INVALID_CREDENTIALS(msg("invalidcredentials"))
     if account is None:
         await passwords.verify(passwords.dummy_hash, password)  # same time as a wrong password
         raise refused
@@ -257,10 +257,10 @@ async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Message) -> t
     """The key (not banned) and, when it was redeemed and its user still exists, that user."""
     rows = await store.key_with_user(db, app.id, key)
     if not rows:
-        raise NotFound(msg("keynotfound"), "key_not_found")
+        raise errorcodes.KEY_NOT_FOUND(msg("keynotfound"))
     row = rows[0]
     if row["banned_reason"] is not None:
-        raise Forbidden(msg("keybanned", reason=row["banned_reason"]), "key_banned")
+        raise errorcodes.KEY_BANNED(msg("keybanned", reason=row["banned_reason"]))
     return row, account_of(rows)
 
 
@@ -295,10 +295,10 @@ async def _redeem_into_new_user(
             )
             if user_id is None:
                 if created_by == LICENSE_USER:
-                    raise Forbidden(msg("keyused"), "key_used")
-                raise Conflict(msg("usernametaken"), "username_taken")
+                    raise errorcodes.KEY_USED(msg("keyused"))
+                raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
             if not await license_rules.redeem(tx, app.id, key_row, user_id, now):
-                raise Forbidden(msg("keyused"), "key_used")
+                raise errorcodes.KEY_USED(msg("keyused"))
             if client.hwid is not None:
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
             user = {"user_id": user_id, "last_login_at": None, "last_ip": None}
@@ -306,7 +306,7 @@ async def _redeem_into_new_user(
             grants = await store.grants(tx, user_id)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":
-            raise Forbidden(msg("nosublevel"), "no_subscription_for_level") from exc
+            raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel")) from exc
         raise
     entries, _ = running_grants(grants, app, now)
     return Login(user_id, username, info(username, now, entries, client, client.hwid or "", now))
@@ -331,10 +331,10 @@ async def register(
     check_hwid(app, client.hwid, msg)
     await check_blacklist(db, app, client, msg)
     if await store.user_by_name(db, app.id, username):
-        raise Conflict(msg("usernametaken"), "username_taken")
+        raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
     key_row, _ = await _usable_key(db, app, key, msg)
     if key_row["status"] != "unused":
-        raise Forbidden(msg("keyused"), "key_used")
+        raise errorcodes.KEY_USED(msg("keyused"))
     password_hash = await passwords.hash(password)  # slow by design: before the transaction
     return await _redeem_into_new_user(
         db,
@@ -373,7 +373,7 @@ async def license_login(
             now=now,
         )
     if account is None:  # used, but its user has been deleted since
-        raise Forbidden(msg("keyused"), "key_used")
+        raise errorcodes.KEY_USED(msg("keyused"))
     return await admit(db, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
 
 
@@ -388,21 +388,21 @@ async def upgrade(
     key_row, _ = await _usable_key(db, app, key, msg)
     account = account_of(await store.user_by_name(db, app.id, username))
     if account is None:
-        raise NotFound(msg("usernamenotfound"), "user_not_found")
+        raise errorcodes.USER_NOT_FOUND(msg("usernamenotfound"))
     user = account.user
     if key_row["status"] != "unused":
-        raise Forbidden(msg("keyused"), "key_used")
+        raise errorcodes.KEY_USED(msg("keyused"))
     if user["user_banned"] is not None:
-        raise Forbidden(msg("userbanned", reason=user["user_banned"]), "user_banned")
+        raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
     async with db.transaction() as tx:
         used = await license_store.mark_used(
             tx, app.id, key_row["id"], user_id=user["user_id"], username=username, now=now
         )
         if used is None:
-            raise Forbidden(msg("keyused"), "key_used")
+            raise errorcodes.KEY_USED(msg("keyused"))
         subs = await subscription_store.for_level(tx, app.id, used["level"])
         if not subs:
-            raise Forbidden(msg("nosublevel"), "no_subscription_for_level")
+            raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
         for sub in subs:
             extended = await store.extend_running_grant(tx, user["user_id"], sub["id"], used["duration"], now)
             if not extended:

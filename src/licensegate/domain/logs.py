@@ -15,8 +15,8 @@ import orjson
 from licensegate import outbound
 from licensegate.background import AttemptFailed, Background
 from licensegate.config import Settings
+from licensegate.domain import errorcodes
 from licensegate.domain.blacklists import parse_ip
-from licensegate.domain.errors import Invalid
 from licensegate.store import logs as store
 from licensegate.store.database import Executor
 from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
@@ -108,7 +108,7 @@ def log_filter(
 ) -> LogFilter:
     """The filter of a listing; the IP is compared in canonical form."""
     if since is not None and until is not None and since > until:
-        raise Invalid("'from' must not be later than 'to'.", "invalid_time_range")
+        raise errorcodes.INVALID_TIME_RANGE()
     return LogFilter(
         credential=credential,
         ip=parse_ip(ip) if ip is not None else None,

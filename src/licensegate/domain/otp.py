@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from licensegate.domain import totp
+from licensegate.domain import errorcodes, totp
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import Conflict, Forbidden
 from licensegate.domain.logins import consume_otp
 from licensegate.store import logins as store
 from licensegate.store.database import Database, Row
@@ -21,7 +20,7 @@ ENROLMENT_SECONDS = 600
 async def _state(db: Database, user_id: int) -> Row:
     row = await store.otp_state(db, user_id)
     if row is None:
-        raise Forbidden("This session's user no longer exists.", "user_not_found")
+        raise errorcodes.SESSION_USER_GONE()
     return row
 
 
@@ -32,7 +31,7 @@ async def enable(
     finish enrolment (returns None)."""
     state = await _state(db, user_id)
     if state["otp_enabled"]:
-        raise Conflict("Two-factor authentication is already enabled on this account.", "otp_already_enabled")
+        raise errorcodes.OTP_ALREADY_ENABLED()
     if code is None:
         secret = totp.new_secret()
         await store.start_otp_enrolment(db, user_id, secret, now + ENROLMENT_SECONDS)
@@ -42,21 +41,18 @@ async def enable(
         }
     pending: str | None = state["otp_pending_secret"]
     if pending is None or (state["otp_pending_expires"] or 0) <= now:
-        raise Conflict(
-            "No two-factor enrolment is waiting for a code (or it expired); start again without a code.",
-            "otp_not_pending",
-        )
+        raise errorcodes.OTP_NOT_PENDING()
     step = totp.matching_step(pending, code, now)
     if step is None:
-        raise Forbidden(msg("otpinvalid"), "otp_invalid")
+        raise errorcodes.OTP_INVALID(msg("otpinvalid"))
     if not await store.enable_otp(db, user_id, pending, step):
-        raise Conflict("Two-factor authentication is already enabled on this account.", "otp_already_enabled")
+        raise errorcodes.OTP_ALREADY_ENABLED()
     return None
 
 
 async def disable(db: Database, user_id: int, code: str, msg: Message, now: int) -> None:
     state = await _state(db, user_id)
     if not state["otp_enabled"]:
-        raise Conflict("Two-factor authentication is not enabled on this account.", "otp_not_enabled")
+        raise errorcodes.OTP_NOT_ENABLED()
     await consume_otp(db, user_id, state["otp_secret"], code, msg, now)
     await store.disable_otp(db, user_id)

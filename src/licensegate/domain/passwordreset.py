@@ -9,8 +9,8 @@ from __future__ import annotations
 import secrets
 
 from licensegate import ids
+from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import Forbidden, Invalid
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.store import passwordreset as store
@@ -27,7 +27,7 @@ async def request(
     db: Database, mailer: Mailer, app: ClientApp, *, username: str, email: str, public_url: str, now: int
 ) -> None:
     if not mailer.configured:
-        raise Forbidden("Password reset by e-mail is not set up on this server.", "email_not_configured")
+        raise errorcodes.EMAIL_NOT_CONFIGURED()
     user = await store.user_with_email(db, app.id, username, email.strip().lower())
     if user is None:
         return
@@ -56,14 +56,14 @@ async def check_token(db: Database, token: str, now: int) -> tuple[str, str] | N
 async def complete(db: Database, passwords: Passwords, *, token: str, password: str, now: int) -> str:
     """Set the new password and spend the token; returns the username. The user's sessions end."""
     if not password or len(password) > MAX_PASSWORD:
-        raise Invalid(f"The new password must be 1 to {MAX_PASSWORD} characters.", "invalid_password")
+        raise errorcodes.INVALID_PASSWORD(maximum=MAX_PASSWORD)
     row = await store.find_usable(db, ids.digest(token), now)
     if row is None:
-        raise Forbidden("This link has expired or was already used.", "invalid_reset_token")
+        raise errorcodes.INVALID_RESET_TOKEN()
     password_hash = await passwords.hash(password)  # before the transaction
     async with db.transaction() as tx:
         if not await store.use(tx, row["id"], now):
-            raise Forbidden("This link has expired or was already used.", "invalid_reset_token")
+            raise errorcodes.INVALID_RESET_TOKEN()
         await user_store.set_password(tx, row["user_id"], password_hash)
         await store.spend_all_for_user(tx, row["user_id"], now)
         await session_store.end_for_user(tx, row["user_id"])

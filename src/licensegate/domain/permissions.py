@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from licensegate.domain.errors import Invalid
+from licensegate.domain import errorcodes
 
 Area = Literal[
     "licenses",
@@ -55,15 +55,12 @@ def parse(text: str) -> int:
     if text.isdigit():
         value = int(text)
         if value <= 0 or value & ~ALL:
-            raise Invalid(f"Permissions must be a bitmask between 1 and {ALL}.", "invalid_permissions")
+            raise errorcodes.INVALID_PERMISSIONS(f"Permissions must be a bitmask between 1 and {ALL}.")
         return value
     value = 0
     for name in (part.strip() for part in text.split(",")):
         if name not in AREAS:
-            raise Invalid(
-                f"Unknown permission area '{name[:32]}'; known: {', '.join(AREAS)}.",
-                "invalid_permissions",
-            )
+            raise errorcodes.INVALID_PERMISSIONS(name=name[:32], known=", ".join(AREAS))
         value |= AREAS[name]
     return value
 

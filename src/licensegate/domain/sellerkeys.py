@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from licensegate import ids
+from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
-from licensegate.domain.errors import Conflict, Forbidden, NotFound, Unauthorized
 from licensegate.store import sellerkeys as store
 from licensegate.store.database import Executor, Row
 
@@ -126,12 +126,9 @@ def _identity(row: Row) -> SellerIdentity:
     # Keys are issued per application, so a member's team row is bound to the key's application;
     # anything else means the account is no longer (or never was) on this application's team.
     if role not in (RESELLER, MANAGER) or row["member_app_id"] != row["app_id"]:
-        raise Forbidden(
-            "The team account this seller key acts as is not on this application's team.",
-            "account_not_in_team",
-        )
+        raise errorcodes.ACCOUNT_NOT_IN_TEAM()
     if row["member_disabled"]:
-        raise Forbidden(f"The {role} account '{row['member_username']}' is disabled.", "account_disabled")
+        raise errorcodes.ACCOUNT_DISABLED(f"The {role} account '{row['member_username']}' is disabled.")
     return SellerIdentity(
         permissions=row["permissions"] & team_areas(role, row["member_permissions"]),
         role=role,
@@ -144,17 +141,15 @@ def _identity(row: Row) -> SellerIdentity:
 
 async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentity:
     if key is None or key.strip() == "":
-        raise Unauthorized("No seller key specified.", "missing_seller_key")
+        raise errorcodes.MISSING_SELLER_KEY()
     key = key.strip()
     if not KEY_FORMAT.fullmatch(key):
-        raise Unauthorized(
-            "Invalid seller key: a seller key is 32 lowercase hex characters.", "invalid_seller_key"
-        )
+        raise errorcodes.INVALID_SELLER_KEY()
     row = await store.find_caller(db, ids.digest(key))
     if row is None:
-        raise Unauthorized("No application with this seller key was found.", "unknown_seller_key")
+        raise errorcodes.UNKNOWN_SELLER_KEY()
     if row["account_disabled"]:
-        raise Forbidden("The account owning this application is disabled.", "account_disabled")
+        raise errorcodes.ACCOUNT_DISABLED()
     identity = _identity(row)
     last_used = row["last_used_at"]
     if last_used is None or now - last_used >= TOUCH_INTERVAL:
@@ -165,10 +160,7 @@ async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentit
 def require(identity: SellerIdentity, area: perms.Area | Literal[""], operation: str) -> None:
     if not perms.allows(identity.permissions, area):
         who = "This seller key" if identity.role == OWNER else f"A {identity.role}"
-        raise Forbidden(
-            f"{who} may not use '{operation}': it lacks the '{area}' permission.",
-            "permission_denied",
-        )
+        raise errorcodes.PERMISSION_DENIED(who=who, operation=operation, area=area)
 
 
 async def create(db: Executor, identity: SellerIdentity, *, name: str, permissions: int, now: int) -> str:
@@ -195,6 +187,6 @@ async def list_keys(db: Executor, identity: SellerIdentity) -> list[dict[str, An
 
 async def delete(db: Executor, identity: SellerIdentity, key_id: int) -> None:
     if key_id == identity.key_id:
-        raise Conflict("A seller key cannot delete itself; use another key.", "cannot_delete_own_key")
+        raise errorcodes.CANNOT_DELETE_OWN_KEY()
     if await store.delete(db, identity.app_id, key_id) == 0:
-        raise NotFound("No seller key with this id exists for this application.", "seller_key_not_found")
+        raise errorcodes.SELLER_KEY_NOT_FOUND()

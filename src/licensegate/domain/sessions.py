@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from licensegate import ids
+from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
-from licensegate.domain.errors import Forbidden, NotFound
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
@@ -20,7 +20,6 @@ from licensegate.store.database import Executor
 Message = Callable[..., str]
 
 # KeyAuth clients compare the message with this literal to start their auto-update.
-VERSION_MISMATCH = "invalidver"
 # fetchOnline shows at most this many characters of a credential (a license key is a secret).
 VISIBLE_CREDENTIAL = 10
 ONLINE_LIMIT = 1000
@@ -37,9 +36,9 @@ async def start(
     now: int,
 ) -> str:
     if app.paused:
-        raise Forbidden(msg("pausedApp"), "app_paused")
+        raise errorcodes.APP_PAUSED(msg("pausedApp"))
     if version is not None and version != app.version:
-        raise Forbidden(VERSION_MISMATCH, "version_mismatch", {"download": app.download_link or ""})
+        raise errorcodes.VERSION_MISMATCH(extra={"download": app.download_link or ""})
     if app.hash_check and (program_hash is None or not await hash_store.contains(db, app.id, program_hash)):
         await tamper_store.insert(
             db,
@@ -52,7 +51,7 @@ async def start(
             details=f"hash sent: {program_hash or '(none)'}",
             now=now,
         )
-        raise Forbidden(msg("hashcheckfail"), "hash_mismatch")
+        raise errorcodes.HASH_MISMATCH(msg("hashcheckfail"))
     session_id = ids.session_id()
     await store.start(
         db, session_id=session_id, app_id=app.id, ip=ip, now=now, expires_at=now + app.session_seconds
@@ -110,7 +109,7 @@ async def kill(db: Executor, app_id: int, session_id: str) -> dict[str, Any]:
     """End one session; returns what it was (credential, ip, validated)."""
     row = await store.delete(db, app_id, session_id)
     if row is None:
-        raise NotFound("No session with this id exists for the application.", "session_not_found")
+        raise errorcodes.SESSION_NOT_FOUND()
     return {"credential": row["credential"], "ip": row["ip"], "validated": 1 if row["validated"] else 0}
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from licensegate.domain import errorcodes
 from licensegate.domain import messages as catalogue
-from licensegate.domain.errors import Conflict, Invalid, NotFound
 from licensegate.store import apps as app_store
 from licensegate.store import hashes as hash_store
 from licensegate.store import messages as message_store
@@ -77,9 +77,9 @@ def _has_control(text: str, allowed: str = "") -> bool:
 def check_url(value: str, what: str) -> str:
     """An absolute http(s) URL of at most MAX_URL characters, without spaces."""
     if len(value) > MAX_URL:
-        raise Invalid(f"The {what} must be at most {MAX_URL} characters.", "invalid_url")
+        raise errorcodes.INVALID_URL(f"The {what} must be at most {MAX_URL} characters.")
     if _has_control(value) or any(ch.isspace() for ch in value):
-        raise Invalid(f"The {what} must not contain spaces or control characters.", "invalid_url")
+        raise errorcodes.INVALID_URL(f"The {what} must not contain spaces or control characters.")
     try:
         parts = urlsplit(value)
         host = parts.hostname
@@ -87,7 +87,7 @@ def check_url(value: str, what: str) -> str:
         host = None
         parts = None
     if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
-        raise Invalid(f"The {what} must be an absolute http:// or https:// URL.", "invalid_url")
+        raise errorcodes.INVALID_URL(what=what)
     return value
 
 
@@ -96,44 +96,40 @@ def check_value(setting: Setting, value: Any) -> Any:
     label = setting.name.replace("_", " ")
     if setting.kind == "flag":
         if not isinstance(value, bool):
-            raise Invalid(f"The {label} setting must be 1 or 0.", "invalid_setting")
+            raise errorcodes.INVALID_SETTING(label=label)
         return 1 if value else 0
     if setting.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise Invalid(f"The {label} setting must be a whole number.", "invalid_setting")
+            raise errorcodes.INVALID_SETTING(f"The {label} setting must be a whole number.")
         if not setting.minimum <= value <= setting.maximum:
-            raise Invalid(
-                f"The {label} setting must be between {setting.minimum} and {setting.maximum}.",
-                "number_out_of_range",
+            raise errorcodes.NUMBER_OUT_OF_RANGE(
+                f"The {label} setting must be between {setting.minimum} and {setting.maximum}."
             )
         return value
     if setting.kind in ("url", "secret_url"):
         if value is None:  # cleared
             return None
         if not isinstance(value, str):
-            raise Invalid(f"The {label} must be a URL.", "invalid_url")
+            raise errorcodes.INVALID_URL(f"The {label} must be a URL.")
         return check_url(value, label)
     if not isinstance(value, str):
-        raise Invalid(f"The {label} setting must be text.", "invalid_setting")
+        raise errorcodes.INVALID_SETTING(f"The {label} setting must be text.")
     if setting.kind == "choice":
         if value not in setting.choices:
-            raise Invalid(
-                f"The {label} setting must be one of: {', '.join(setting.choices)}.", "invalid_setting"
+            raise errorcodes.INVALID_SETTING(
+                f"The {label} setting must be one of: {', '.join(setting.choices)}."
             )
         return value
     if not value.strip() or len(value) > setting.maximum or _has_control(value):
-        raise Invalid(
-            f"The {label} must be 1 to {setting.maximum} characters without control characters.",
-            "invalid_setting",
+        raise errorcodes.INVALID_SETTING(
+            f"The {label} must be 1 to {setting.maximum} characters without control characters."
         )
     return value
 
 
 def check_message_name(name: str) -> str:
     if name not in catalogue.DEFAULTS:
-        raise Invalid(
-            f"Unknown message '{name[:64]}'; known: {', '.join(catalogue.DEFAULTS)}.", "unknown_message"
-        )
+        raise errorcodes.UNKNOWN_MESSAGE(name=name[:64], known=", ".join(catalogue.DEFAULTS))
     return name
 
 
@@ -142,9 +138,9 @@ def check_message_text(text: str | None) -> str | None:
     if text is None or text.strip() == "":
         return None
     if len(text) > catalogue.MAX_LENGTH:
-        raise Invalid(f"A message must be at most {catalogue.MAX_LENGTH} characters.", "invalid_message")
+        raise errorcodes.INVALID_MESSAGE(f"A message must be at most {catalogue.MAX_LENGTH} characters.")
     if _has_control(text, "\t\n\r"):
-        raise Invalid("A message must not contain control characters.", "invalid_message")
+        raise errorcodes.INVALID_MESSAGE()
     return text
 
 
@@ -155,9 +151,8 @@ def from_keyauth_names(given: Mapping[str, str]) -> dict[str, str]:
     for param, text in given.items():
         name = catalogue.KEYAUTH_SETTING_NAMES[param]
         if name in out and out[name] != text:
-            raise Invalid(
-                f"Two parameters set the message '{name}' to different texts; give one of them.",
-                "conflicting_parameters",
+            raise errorcodes.CONFLICTING_PARAMETERS(
+                f"Two parameters set the message '{name}' to different texts; give one of them."
             )
         out[name] = text
     return out
@@ -165,10 +160,7 @@ def from_keyauth_names(given: Mapping[str, str]) -> dict[str, str]:
 
 def check_hash(value: str) -> str:
     if len(value) > MAX_HASH or not HASH_FORMAT.fullmatch(value):
-        raise Invalid(
-            f"A program hash is 1 to {MAX_HASH} letters and digits (an MD5 or SHA-256 in hex, say).",
-            "invalid_hash",
-        )
+        raise errorcodes.INVALID_HASH(maximum=MAX_HASH)
     return value
 
 
@@ -197,7 +189,7 @@ def view(row: Row) -> dict[str, Any]:
 async def app_row(db: Executor, app_id: int) -> Row:
     row = await app_store.get(db, app_id)
     if row is None:  # the seller key's application was deleted during the call
-        raise NotFound("This application no longer exists.", "app_not_found")
+        raise errorcodes.APP_NOT_FOUND()
     return row
 
 
@@ -243,7 +235,7 @@ async def update(
     """Change the given settings (by column; None clears a URL) and messages (None: back to
     the default). Values equal to the current ones are not counted as changes."""
     if not values and not texts:
-        raise Invalid("Give at least one setting to change.", "nothing_to_update")
+        raise errorcodes.NOTHING_TO_UPDATE()
     checked: dict[str, Any] = {}
     for column, value in values.items():
         checked[column] = check_value(BY_COLUMN[column], value)
@@ -311,17 +303,14 @@ async def add_hash(db: Database, app_id: int, value: str, now: int) -> None:
     async with db.transaction() as tx:
         await app_store.lock(tx, app_id)  # the count check and the insert are one step
         if await hash_store.count(tx, app_id) >= MAX_HASHES:
-            raise Conflict(
-                f"This application already accepts {MAX_HASHES} program hashes; delete some first.",
-                "too_many_hashes",
-            )
+            raise errorcodes.TOO_MANY_HASHES(maximum=MAX_HASHES)
         if not await hash_store.insert(tx, app_id, value, now):
-            raise Conflict("This program hash is already accepted.", "hash_exists")
+            raise errorcodes.HASH_EXISTS()
 
 
 async def delete_hash(db: Executor, app_id: int, value: str) -> None:
     if await hash_store.delete(db, app_id, value) == 0:
-        raise NotFound("This application does not accept that program hash.", "hash_not_found")
+        raise errorcodes.HASH_NOT_FOUND()
 
 
 async def reset_hashes(db: Executor, app_id: int) -> int:
@@ -335,7 +324,7 @@ async def pause(db: Executor, app_id: int, now: int) -> None:
     """Pause the application: the client API refuses `init`, and no grant counts down."""
     if await app_store.pause(db, app_id, now) == 0:
         await app_row(db, app_id)
-        raise Conflict("The application is already paused.", "already_paused")
+        raise errorcodes.ALREADY_PAUSED()
 
 
 async def unpause(db: Database, app_id: int, now: int) -> int:
@@ -346,7 +335,7 @@ async def unpause(db: Database, app_id: int, now: int) -> int:
         row = await app_row(tx, app_id)
         paused_at: int | None = row["paused_at"]
         if paused_at is None:
-            raise Conflict("The application is not paused.", "not_paused")
+            raise errorcodes.NOT_PAUSED()
         await app_store.unpause(tx, app_id, paused_at, now)
     return max(0, now - paused_at)
 

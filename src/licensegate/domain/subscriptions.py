@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain.errors import Conflict, NotFound
+from licensegate.domain import errorcodes
 from licensegate.store import subscriptions as store
 from licensegate.store.database import Database, Executor, Row
 
@@ -14,14 +14,14 @@ from licensegate.store.database import Database, Executor, Row
 async def get(db: Executor, app_id: int, name: str) -> Row:
     row = await store.find(db, app_id, name)
     if row is None:
-        raise NotFound(f"No subscription named '{name}' exists.", "subscription_not_found")
+        raise errorcodes.SUBSCRIPTION_NOT_FOUND(name=name)
     return row
 
 
 async def create(db: Database, app_id: int, *, name: str, level: str, now: int) -> None:
     async with db.transaction() as tx:
         if await store.find(tx, app_id, name) is not None:
-            raise Conflict(f"A subscription named '{name}' already exists.", "subscription_exists")
+            raise errorcodes.SUBSCRIPTION_EXISTS(name=name)
         await store.insert(tx, app_id=app_id, name=name, level=level, now=now)
 
 
@@ -39,7 +39,7 @@ async def edit(
     async with db.transaction() as tx:
         row = await get(tx, app_id, name)
         if new_name is not None and new_name != name and await store.find(tx, app_id, new_name) is not None:
-            raise Conflict(f"A subscription named '{new_name}' already exists.", "subscription_exists")
+            raise errorcodes.SUBSCRIPTION_EXISTS(name=new_name)
         after = {"name": new_name or name, "level": level or row["level"]}
         await store.update(tx, row["id"], **after)
     return {"name": name, "level": row["level"]}, after
@@ -62,7 +62,7 @@ async def pause(db: Database, app_id: int, name: str, now: int) -> None:
     async with db.transaction() as tx:
         row = await get(tx, app_id, name)
         if row["paused_at"] is not None:
-            raise Conflict(f"The subscription '{name}' is already paused.", "already_paused")
+            raise errorcodes.ALREADY_PAUSED(f"The subscription '{name}' is already paused.")
         await store.pause(tx, row["id"], now)
 
 
@@ -70,7 +70,7 @@ async def unpause(db: Database, app_id: int, name: str, now: int) -> None:
     async with db.transaction() as tx:
         row = await get(tx, app_id, name)
         if row["paused_at"] is None:
-            raise Conflict(f"The subscription '{name}' is not paused.", "not_paused")
+            raise errorcodes.NOT_PAUSED(f"The subscription '{name}' is not paused.")
         await store.unpause(tx, row["id"], row["paused_at"], now)
 
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
 from licensegate.domain.apps import check_name
-from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
 from licensegate.domain.sellerkeys import (
     MANAGER,
     MANAGER_AREAS,
@@ -59,20 +59,14 @@ def bucket_for(seconds: int) -> str:
         return "lifetime"
     bucket = BUCKET_OF_SECONDS.get(seconds)
     if bucket is None:
-        raise Invalid(
-            "A reseller can only give durations its balance pays for: 1, 7, 30, 90, 180 or 365 days, "
-            f"or lifetime ({LIFETIME_SECONDS // SECONDS_PER_DAY} days or more).",
-            "duration_not_sold",
-        )
+        raise errorcodes.DURATION_NOT_SOLD(lifetime_days=LIFETIME_SECONDS // SECONDS_PER_DAY)
     return bucket
 
 
 def check_level(reseller: Reseller, level: str) -> None:
     if not reseller.allows_level(level):
-        raise Forbidden(
-            f"The reseller '{reseller.username}' may not give level '{level}' "
-            f"(allowed: {', '.join(reseller.key_levels)}).",
-            "level_not_allowed",
+        raise errorcodes.LEVEL_NOT_ALLOWED(
+            reseller=reseller.username, level=level, allowed=", ".join(reseller.key_levels)
         )
 
 
@@ -80,9 +74,7 @@ async def hold(tx: Executor, reseller: Reseller) -> None:
     """Start of every transaction in which a reseller spends: lock its team row first. Locks are
     then always taken team row first (deleteAccount does the same), so they cannot deadlock."""
     if not await store.hold(tx, reseller.account_id):
-        raise Unauthorized(
-            f"The reseller account '{reseller.username}' has been deleted.", "unknown_seller_key"
-        )
+        raise errorcodes.UNKNOWN_SELLER_KEY(f"The reseller account '{reseller.username}' has been deleted.")
 
 
 async def spend(tx: Executor, reseller: Reseller, bucket: str, units: int) -> None:
@@ -92,10 +84,8 @@ async def spend(tx: Executor, reseller: Reseller, bucket: str, units: int) -> No
         return
     if not await store.spend(tx, reseller.account_id, bucket, units):
         left = await store.balance_of(tx, reseller.account_id, bucket) or 0
-        raise Forbidden(
-            f"Insufficient balance: this needs {units} '{bucket}' unit(s) and the reseller "
-            f"'{reseller.username}' has {left}.",
-            "insufficient_balance",
+        raise errorcodes.INSUFFICIENT_BALANCE(
+            units=units, bucket=bucket, reseller=reseller.username, left=left
         )
 
 
@@ -126,14 +116,18 @@ async def list_team(db: Executor, app_id: int) -> tuple[list[dict[str, Any]], li
     return resellers, managers
 
 
+_NOT_FOUND = {
+    None: errorcodes.ACCOUNT_NOT_FOUND,
+    RESELLER: errorcodes.RESELLER_NOT_FOUND,
+    MANAGER: errorcodes.MANAGER_NOT_FOUND,
+}
+
+
 async def get_member(db: Executor, app_id: int, username: str, role: str | None = None) -> Row:
     """A team account of this application (of this role, when given)."""
     row = await store.find_member(db, app_id, username)
     if row is None or (role is not None and row["role"] != role):
-        what = role or "team account"
-        raise NotFound(
-            f"No {what} named '{username}' belongs to this application.", f"{role or 'account'}_not_found"
-        )
+        raise _NOT_FOUND[role](username=username)
     return row
 
 
@@ -154,7 +148,7 @@ async def reseller_info(db: Executor, app_id: int, username: str) -> dict[str, A
 def parse_role(text: str) -> str:
     role = text.strip().lower()
     if role not in ROLES:
-        raise Invalid("The role must be Reseller or Manager.", "invalid_role")
+        raise errorcodes.INVALID_ROLE()
     return role
 
 
@@ -169,13 +163,12 @@ def levels_text(text: str | None) -> str:
         if not level or level in levels:
             continue
         if len(level) > MAX_LEVEL_LENGTH or any(ord(ch) < 32 or ord(ch) == 127 for ch in level):
-            raise Invalid(
-                f"Each key level is at most {MAX_LEVEL_LENGTH} characters, without control characters.",
-                "invalid_levels",
+            raise errorcodes.INVALID_LEVELS(
+                f"Each key level is at most {MAX_LEVEL_LENGTH} characters, without control characters."
             )
         levels.append(level)
     if len(levels) > MAX_LEVELS:
-        raise Invalid(f"At most {MAX_LEVELS} key levels can be listed.", "invalid_levels")
+        raise errorcodes.INVALID_LEVELS(maximum=MAX_LEVELS)
     return ",".join(levels)
 
 
@@ -185,9 +178,8 @@ def manager_permissions(text: str | None) -> int:
         return MANAGER_AREAS
     granted = perms.parse(text)
     if granted & OWNER_ONLY:
-        raise Invalid(
-            "A manager cannot be given the 'team' or 'sellerkeys' areas; only the owner manages those.",
-            "invalid_permissions",
+        raise errorcodes.INVALID_PERMISSIONS(
+            "A manager cannot be given the 'team' or 'sellerkeys' areas; only the owner manages those."
         )
     return granted
 
@@ -253,7 +245,7 @@ async def create_account(
             now=now,
         )
         if account_id is None:
-            raise Conflict(f"The username '{username}' is already taken.", "account_exists")
+            raise errorcodes.ACCOUNT_EXISTS(username=username)
         await store.insert_member(
             tx, account_id=account_id, app_id=app_id, permissions=granted, key_levels=levels
         )
@@ -270,9 +262,7 @@ async def delete_account(db: Database, app_id: int, username: str) -> Row:
     async with db.transaction() as tx:
         deleted = await store.delete_account(tx, app_id, row["account_id"])
     if not deleted:
-        raise NotFound(
-            f"No team account named '{username}' belongs to this application.", "account_not_found"
-        )
+        raise errorcodes.ACCOUNT_NOT_FOUND(username=username)
     return row
 
 
@@ -282,9 +272,7 @@ async def add_key(db: Database, app_id: int, username: str, name: str | None, no
         row = await get_member(tx, app_id, username)
         # Holding the team row keeps a concurrent deleteAccount from removing it under the insert.
         if not await store.hold(tx, row["account_id"]):
-            raise NotFound(
-                f"No team account named '{username}' belongs to this application.", "account_not_found"
-            )
+            raise errorcodes.ACCOUNT_NOT_FOUND(username=username)
         key = await issue_key(
             tx,
             app_id=app_id,
@@ -301,9 +289,8 @@ async def add_balance(db: Executor, app_id: int, username: str, deltas: Mapping[
     at all. Refused (409) when a bucket would fall below zero or exceed MAX_BALANCE. Returns the
     new balance."""
     if not deltas:
-        raise Invalid(
-            "Give at least one amount: day, week, month, threemonth, sixmonth, year or lifetime.",
-            "missing_parameter",
+        raise errorcodes.MISSING_PARAMETER(
+            "Give at least one amount: day, week, month, threemonth, sixmonth, year or lifetime."
         )
     row = await get_member(db, app_id, username, RESELLER)
     for _attempt in range(3):
@@ -312,24 +299,19 @@ async def add_balance(db: Executor, app_id: int, username: str, deltas: Mapping[
             return balance(changed)
         current = await store.find_member_by_id(db, row["account_id"])
         if current is None:
-            raise NotFound(
-                f"No reseller named '{username}' belongs to this application.", "reseller_not_found"
-            )
+            raise errorcodes.RESELLER_NOT_FOUND(username=username)
         now_held = balance(current)
         short = [b for b in BUCKETS if now_held[b] + deltas.get(b, 0) < 0]
         if short:
-            raise Conflict(
+            raise errorcodes.BALANCE_WOULD_GO_NEGATIVE(
                 "Insufficient balance: this would leave "
                 + ", ".join(f"'{b}' at {now_held[b] + deltas.get(b, 0)}" for b in short)
-                + "; nothing was changed.",
-                "insufficient_balance",
+                + "; nothing was changed."
             )
         if any(now_held[b] + deltas.get(b, 0) > MAX_BALANCE for b in BUCKETS):
-            raise Conflict(
-                f"A balance bucket cannot exceed {MAX_BALANCE}; nothing was changed.", "balance_too_large"
-            )
+            raise errorcodes.BALANCE_TOO_LARGE(maximum=MAX_BALANCE)
         # Otherwise another change landed between the two statements: try again.
-    raise Conflict("The balance kept changing; try again.", "balance_busy")
+    raise errorcodes.BALANCE_BUSY()
 
 
 async def edit_account(
@@ -352,13 +334,13 @@ async def edit_account(
     levels = levels_text(key_levels) if key_levels is not None and role == RESELLER else None
     granted = manager_permissions(permissions) if permissions is not None and role == MANAGER else None
     if password is None and email is None and disabled is None and levels is None and granted is None:
-        raise Invalid("Nothing to change: give at least one setting.", "missing_parameter")
+        raise errorcodes.MISSING_PARAMETER("Nothing to change: give at least one setting.")
     before = await get_member(db, app_id, username, role)
     password_hash = await passwords.hash(password) if password is not None else None
     async with db.transaction() as tx:
         # The team row first, as every other team write does (see `hold`).
         if not await store.hold(tx, before["account_id"]):
-            raise NotFound(f"No {role} named '{username}' belongs to this application.", f"{role}_not_found")
+            raise _NOT_FOUND[role](username=username)
         await store.update_account(
             tx, before["account_id"], email=email, password_hash=password_hash, disabled=disabled
         )

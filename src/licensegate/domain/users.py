@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from licensegate.domain import subscriptions, team
+from licensegate.domain import errorcodes, subscriptions, team
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
 from licensegate.domain.sellerkeys import Reseller
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
@@ -65,21 +64,18 @@ SECONDS_PER_DAY = 86400
 
 def check_username(name: str) -> str:
     if name in ALL_USERS:
-        raise Invalid(
-            f"'{name}' cannot be a username: it addresses every user in bulk operations.",
-            "username_not_allowed",
-        )
+        raise errorcodes.USERNAME_NOT_ALLOWED(name=name)
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise Invalid("A username must not contain control characters.", "invalid_username")
+        raise errorcodes.INVALID_USERNAME()
     return name
 
 
 def check_new_username(app: ClientApp, username: str, msg: Message) -> None:
     check_username(username)
     if len(username) < app.min_username_length:
-        raise Invalid(msg("unTooShort"), "username_too_short")
+        raise errorcodes.USERNAME_TOO_SHORT(msg("unTooShort"))
     if len(username) > MAX_USERNAME:
-        raise Invalid(f"A username must be at most {MAX_USERNAME} characters.", "username_too_long")
+        raise errorcodes.USERNAME_TOO_LONG(maximum=MAX_USERNAME)
 
 
 def check_email(email: str) -> str:
@@ -91,14 +87,14 @@ def check_email(email: str) -> str:
         or "@" in domain
         or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in email)
     ):
-        raise Invalid(f"'{email[:64]}' is not an email address.", "invalid_email")
+        raise errorcodes.INVALID_EMAIL(email=email[:64])
     return email
 
 
 def days_to_seconds(days: float) -> int:
     seconds = round(days * SECONDS_PER_DAY)
     if days <= 0 or seconds < 1:
-        raise Invalid("The expiry must be a positive number of days.", "invalid_expiry")
+        raise errorcodes.INVALID_EXPIRY()
     return seconds
 
 
@@ -117,7 +113,7 @@ def _scope(reseller: Reseller | None) -> int | None:
 async def get(db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None) -> Row:
     row = await store.find(db, app_id, username, reseller_id=_scope(reseller))
     if row is None:
-        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+        raise errorcodes.USER_NOT_FOUND(username=username)
     return row
 
 
@@ -166,7 +162,7 @@ async def create(
             now=now,
         )
         if user_id is None:
-            raise Conflict(f"A user named '{username}' already exists.", "user_exists")
+            raise errorcodes.USER_EXISTS(username=username)
         if reseller is not None:
             await team.spend(tx, reseller, bucket, 1)
         expires_at = _clock_base(sub, now) + seconds
@@ -253,11 +249,9 @@ async def verify(
         return
     stored: str | None = user["password_hash"]
     if stored is None:
-        raise Forbidden(
-            f"The user '{username}' has no password yet (their next login sets it).", "password_not_set"
-        )
+        raise errorcodes.PASSWORD_NOT_SET(username=username)
     if not await passwords.verify(stored, password):
-        raise Forbidden("The password does not match.", "password_mismatch")
+        raise errorcodes.PASSWORD_MISMATCH()
 
 
 async def exists(db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None) -> bool:
@@ -270,7 +264,7 @@ async def details(
     """One user's data, with only the subscriptions running now."""
     row = await store.details(db, app_id, username, reseller_id=_scope(reseller))
     if row is None:
-        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+        raise errorcodes.USER_NOT_FOUND(username=username)
     grants = await grant_store.active_for_user(db, row["id"], now)
     return {
         "username": row["username"],
@@ -309,7 +303,7 @@ async def unban_by_name(
     async with db.transaction() as tx:
         user = await get(tx, app_id, username, reseller=reseller)
         if user["banned_reason"] is None:
-            raise Conflict(f"The user '{username}' is not banned.", "user_not_banned")
+            raise errorcodes.USER_NOT_BANNED(username=username)
         await unban(tx, app_id, user["id"])
 
 
@@ -324,7 +318,7 @@ async def rename(
         if new == current:
             return
         if await store.find(tx, app_id, new) is not None:
-            raise Conflict(f"A user named '{new}' already exists.", "user_exists")
+            raise errorcodes.USER_EXISTS(username=new)
         await store.rename(tx, app_id, user["id"], current, new)
 
 
@@ -341,7 +335,7 @@ async def set_password(
     user = await get(db, app_id, username, reseller=reseller)
     password_hash = await passwords.hash(password) if password is not None else None
     if await store.set_password(db, user["id"], password_hash) == 0:
-        raise NotFound(f"No user named '{username}' exists.", "user_not_found")
+        raise errorcodes.USER_NOT_FOUND(username=username)
 
 
 async def set_email(
@@ -431,9 +425,8 @@ async def subtract(
             reseller_id=_scope(reseller),
         )
         if user_id is not None and not served:
-            raise NotFound(
-                f"The user '{username}' has no time left on the subscription '{sub_name}'.",
-                "grant_not_found",
+            raise errorcodes.GRANT_NOT_FOUND(
+                f"The user '{username}' has no time left on the subscription '{sub_name}'."
             )
     return served
 
@@ -446,7 +439,7 @@ async def pause(
         user = await get(tx, app_id, username, reseller=reseller)
         frozen = await grant_store.pause_user(tx, user["id"], now)
         if not frozen:
-            raise Conflict(f"The user '{username}' has no running subscription to pause.", "nothing_to_pause")
+            raise errorcodes.NOTHING_TO_PAUSE(username=username)
     return frozen
 
 
@@ -458,7 +451,7 @@ async def unpause(
         user = await get(tx, app_id, username, reseller=reseller)
         thawed = await grant_store.unpause_user(tx, user["id"], now)
         if not thawed:
-            raise Conflict(f"The user '{username}' has no paused subscription.", "not_paused")
+            raise errorcodes.NOT_PAUSED(f"The user '{username}' has no paused subscription.")
     return thawed
 
 
@@ -490,9 +483,7 @@ async def remove_subscription(
     sub = await subscriptions.get(db, app_id, sub_name)
     removed = await grant_store.delete_for_user(db, user["id"], sub["id"])
     if not removed:
-        raise NotFound(
-            f"The user '{username}' does not hold the subscription '{sub_name}'.", "grant_not_found"
-        )
+        raise errorcodes.GRANT_NOT_FOUND(username=username, sub=sub_name)
     return removed
 
 
@@ -550,10 +541,10 @@ async def change_username(db: Database, app: ClientApp, user_id: int, new_name: 
         await app_store.lock(tx, app.id)
         user = await store.find_by_id(tx, app.id, user_id)
         if user is None:
-            raise Forbidden("This session's user no longer exists.", "user_not_found")
+            raise errorcodes.SESSION_USER_GONE()
         taken = await login_store.user_by_name(tx, app.id, new_name)
         if taken and taken[0]["user_id"] != user_id:
-            raise Conflict(msg("usernametaken"), "username_taken")
+            raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
         await store.rename(tx, app.id, user_id, user["username"], new_name)
         await session_store.end_for_user(tx, user_id)
 

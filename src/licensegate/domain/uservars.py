@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.domain.errors import Forbidden, NotFound
+from licensegate.domain import errorcodes
+from licensegate.domain.errors import Refusal
 from licensegate.store import users as users_store
 from licensegate.store import uservars as store
 from licensegate.store.database import Database, Executor
@@ -26,12 +27,12 @@ class UserVar:
     read_only: bool
 
 
-def _user_not_found(username: str) -> NotFound:
-    return NotFound(f"No user named '{username}' exists.", "user_not_found")
+def _user_not_found(username: str) -> Refusal:
+    return errorcodes.USER_NOT_FOUND(username=username)
 
 
-def _variable_not_found(username: str, name: str) -> NotFound:
-    return NotFound(f"The user '{username}' has no variable named '{name}'.", "variable_not_found")
+def _variable_not_found(username: str, name: str) -> Refusal:
+    return errorcodes.VARIABLE_NOT_FOUND(f"The user '{username}' has no variable named '{name}'.")
 
 
 async def _require_user(db: Executor, app_id: int, username: str) -> int:
@@ -59,7 +60,7 @@ async def set_value(
     )
     if written == 0:
         if everyone:
-            raise NotFound("The application has no users to set the variable for.", "no_users")
+            raise errorcodes.NO_USERS()
         raise _user_not_found(user)
     return written
 
@@ -114,12 +115,12 @@ async def list_page(
 # --- the client's own variables ----------------------------------------------------------------
 
 
-def _user_gone() -> Forbidden:
-    return Forbidden("This session's user no longer exists.", "user_not_found")
+def _user_gone() -> Refusal:
+    return errorcodes.SESSION_USER_GONE()
 
 
-def _not_set(name: str) -> NotFound:
-    return NotFound(f"You have no variable named '{name}'.", "variable_not_found")
+def _not_set(name: str) -> Refusal:
+    return errorcodes.VARIABLE_NOT_FOUND(f"You have no variable named '{name}'.")
 
 
 async def get_own(db: Executor, app_id: int, user_id: int, name: str) -> str:
@@ -139,7 +140,4 @@ async def set_own(db: Database, app_id: int, user_id: int, name: str, value: str
         return
     if await users_store.find_by_id(db, app_id, user_id) is None:
         raise _user_gone()
-    raise Forbidden(
-        f"The variable '{name}' is read-only: only the application's owner can change it.",
-        "variable_read_only",
-    )
+    raise errorcodes.VARIABLE_READ_ONLY(name=name)

@@ -51,7 +51,8 @@ from urllib.parse import quote, quote_from_bytes, unquote_to_bytes
 
 from licensegate import ids, outbound
 from licensegate.config import Settings
-from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound
+from licensegate.domain import errorcodes
+from licensegate.domain.errors import ErrorCode
 from licensegate.store import webhooks as store
 from licensegate.store.database import Executor, Row, UniqueViolation
 
@@ -99,7 +100,7 @@ def _host(url: str) -> str | None:
 def check_user_agent(value: str) -> str:
     # It becomes a request header: no line breaks or other control characters.
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise Invalid("The user agent must not contain control characters.", "invalid_user_agent")
+        raise errorcodes.INVALID_USER_AGENT()
     return value
 
 
@@ -107,11 +108,11 @@ async def check_base_url(settings: Settings, url: str) -> None:
     """Refuse a URL the outbound module would refuse: not http(s), an internal target (unless
     the operator allows it), or a host name that does not resolve."""
     if len(url) > MAX_URL:
-        raise Invalid(f"The base URL must be at most {MAX_URL} characters.", "parameter_too_long")
+        raise errorcodes.PARAMETER_TOO_LONG(f"The base URL must be at most {MAX_URL} characters.")
     try:
         await outbound.check(settings, url)
     except outbound.OutboundError as exc:
-        raise Invalid(f"This base URL cannot be used: {exc.message}", exc.error) from exc
+        raise errorcodes.by_code(exc.error)(f"This base URL cannot be used: {exc.message}") from exc
 
 
 async def add(
@@ -127,7 +128,7 @@ async def add(
 ) -> Row:
     """Add a webhook under `webid` (given: it must be new; omitted: 10 random letters and digits)."""
     if webid is not None and not _WEBID.fullmatch(webid):
-        raise Invalid(f"A webhook id is 1 to {MAX_WEBID} letters, digits, '_' or '-'.", "invalid_webid")
+        raise errorcodes.INVALID_WEBID(maximum=MAX_WEBID)
     agent = check_user_agent(user_agent) if user_agent else DEFAULT_USER_AGENT
     await check_base_url(settings, base_url)
     for _ in range(1 if webid is not None else ID_ATTEMPTS):
@@ -142,14 +143,14 @@ async def add(
         assert row is not None
         return row
     if webid is not None:
-        raise Conflict(f"A webhook with id '{webid}' already exists.", "webhook_exists")
+        raise errorcodes.WEBHOOK_EXISTS(webid=webid)
     raise RuntimeError("no free webhook id after several attempts")
 
 
 async def get(db: Executor, app_id: int, webid: str) -> Row:
     row = await store.find(db, app_id, webid)
     if row is None:
-        raise NotFound(f"No webhook with id '{webid}' exists.", "webhook_not_found")
+        raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)
     return row
 
 
@@ -160,7 +161,7 @@ async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
 async def delete(db: Executor, app_id: int, webid: str) -> Row:
     before = await get(db, app_id, webid)
     if not await store.delete(db, app_id, webid):
-        raise NotFound(f"No webhook with id '{webid}' exists.", "webhook_not_found")
+        raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)
     return before
 
 
@@ -200,19 +201,12 @@ class WebhookResult:
         return f"Webhook request completed; the target answered with HTTP status {self.status}."
 
 
-# Client-facing texts for outbound failures: fixed, so no host or URL can slip through.
-_REFUSED = (
-    "This webhook's target is not allowed by the server; ask the application's developer.",
-    "webhook_refused",
-)
-_FAILURES: Mapping[str, tuple[str, str]] = {
-    "timeout": ("The webhook's target did not answer in time.", "webhook_timeout"),
-    "response_too_large": (
-        "The webhook's reply is larger than the server accepts.",
-        "webhook_response_too_large",
-    ),
+# What the client is told of an outbound failure, by its code (any other: WEBHOOK_FAILED): fixed
+# texts, so no host or URL can slip through.
+_FAILURES: Mapping[str, ErrorCode] = {
+    "timeout": errorcodes.WEBHOOK_TIMEOUT,
+    "response_too_large": errorcodes.WEBHOOK_RESPONSE_TOO_LARGE,
 }
-_FAILED = ("The webhook's target could not be reached or did not answer properly.", "webhook_failed")
 
 
 # --- the query -------------------------------------------------------------------------------
@@ -228,7 +222,7 @@ def parse_pairs(text: str, limit: int = MAX_PAIRS) -> list[Pair]:
         name, eq, value = part.partition("=")
         pairs.append((_decode(name), _decode(value) if eq else None))
         if len(pairs) > limit:
-            raise Invalid(f"The params hold more than {limit} parameters.", "too_many_params")
+            raise errorcodes.TOO_MANY_PARAMS(maximum=limit)
     return pairs
 
 
@@ -259,9 +253,7 @@ def build_url(base_url: str, params: str | None) -> str:
     for name, _value in pairs:
         if _php_name(name) in fixed:
             shown = name.decode("utf-8", errors="replace")[:64]
-            raise Invalid(
-                f"The parameter '{shown}' is fixed by this webhook and cannot be sent.", "param_fixed"
-            )
+            raise errorcodes.PARAM_FIXED(name=shown)
     query = query.rstrip("&")
     added = "&".join(_encode(pair) for pair in pairs)
     if query and added:
@@ -281,10 +273,7 @@ def _header_value(value: str) -> str:
 
 def check_content_type(value: str) -> str:
     if not all(0x20 <= ord(ch) < 0x7F for ch in value):
-        raise Invalid(
-            "The content type must be printable ASCII (no line breaks or control characters).",
-            "invalid_content_type",
-        )
+        raise errorcodes.INVALID_CONTENT_TYPE()
     return value
 
 
@@ -316,9 +305,8 @@ async def send(settings: Settings, request: WebhookRequest, *, app_id: int, webi
         )
     except outbound.OutboundRefused as exc:
         log.warning("webhook %r of application %d refused: %s", webid, app_id, exc.error)
-        raise Forbidden(*_REFUSED) from None
+        raise errorcodes.WEBHOOK_REFUSED() from None
     except outbound.OutboundFailed as exc:
         log.warning("webhook %r of application %d failed: %s", webid, app_id, exc.error)
-        message, error = _FAILURES.get(exc.error, _FAILED)
-        raise Forbidden(message, error) from None
+        raise _FAILURES.get(exc.error, errorcodes.WEBHOOK_FAILED)() from None
     return WebhookResult(reply.status, reply.content.decode("utf-8", errors="replace"))

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from licensegate.domain.errors import Invalid, Refusal
+from licensegate.domain import errorcodes
+from licensegate.domain.errors import ErrorCode, Refusal
 from licensegate.domain.permissions import Area
 
 ParamKind = Literal["str", "int", "float", "bool"]
@@ -56,15 +57,11 @@ class Param:
 
     def parse(self, raw: str) -> Any:
         if len(raw) > self.max_length:
-            raise Invalid(
-                f"Parameter '{self.name}' is too long (at most {self.max_length} characters).",
-                "parameter_too_long",
-            )
+            raise errorcodes.PARAMETER_TOO_LONG(name=self.name, max_length=self.max_length, param=self.name)
         if self.kind == "str":
             if self.choices and raw not in self.choices:
-                raise Invalid(
-                    f"Parameter '{self.name}' must be one of: {', '.join(self.choices)}.",
-                    "invalid_parameter",
+                raise errorcodes.INVALID_PARAMETER(
+                    name=self.name, choices=", ".join(self.choices), param=self.name
                 )
             return raw
         if self.kind == "bool":
@@ -73,11 +70,11 @@ class Param:
                 return True
             if lowered in _FALSE:
                 return False
-            raise Invalid(f"Parameter '{self.name}' must be 1 or 0.", "invalid_boolean")
+            raise errorcodes.INVALID_BOOLEAN(name=self.name, param=self.name)
         value: float
         if self.kind == "int":
             if not _INT.fullmatch(raw):
-                raise Invalid(f"Parameter '{self.name}' must be a whole number.", "invalid_number")
+                raise errorcodes.INVALID_NUMBER(name=self.name, param=self.name)
             value = int(raw)
         else:
             try:
@@ -85,17 +82,13 @@ class Param:
             except ValueError:
                 value = math.nan
             if not math.isfinite(value):
-                raise Invalid(f"Parameter '{self.name}' must be a number.", "invalid_number")
+                raise errorcodes.INVALID_NUMBER(f"Parameter '{self.name}' must be a number.", param=self.name)
         if self.minimum is not None and value < self.minimum:
-            raise Invalid(
-                f"Parameter '{self.name}' must be at least {_num(self.minimum)}.",
-                "number_out_of_range",
+            raise errorcodes.NUMBER_OUT_OF_RANGE(
+                f"Parameter '{self.name}' must be at least {_num(self.minimum)}.", param=self.name
             )
         if self.maximum is not None and value > self.maximum:
-            raise Invalid(
-                f"Parameter '{self.name}' must be at most {_num(self.maximum)}.",
-                "number_out_of_range",
-            )
+            raise errorcodes.NUMBER_OUT_OF_RANGE(name=self.name, maximum=_num(self.maximum), param=self.name)
         return value
 
 
@@ -198,14 +191,15 @@ class Operation(Generic[CallT]):
                 value = value.strip()
             if value is None or value == "":
                 if param.required:
-                    raise Invalid(f"Parameter '{param.name}' is required.", "missing_parameter")
+                    raise errorcodes.MISSING_PARAMETER(name=param.name, param=param.name)
                 values[param.name] = None
                 continue
             values[param.name] = param.parse(value)
         return Args(values)
 
-    def status_for(self, refusal: Refusal) -> int:
-        """The status for a refusal, within the statuses this operation is declared to answer.
+    def status_for(self, refusal: Refusal | ErrorCode) -> int:
+        """The status for a refusal (or a catalogue entry), within the statuses this operation is
+        declared to answer.
 
         Where the natural status is not declared (the interface document lists no 429 for
         License Login, say), the call is refused with 403 and keeps its `error` code.
@@ -293,10 +287,10 @@ class Registry(Generic[CallT]):
     def lookup(self, raw: Mapping[str, str]) -> Operation[CallT]:
         type_value = raw.get("type")
         if type_value is None or type_value.strip() == "":
-            raise Invalid("The 'type' parameter is required.", "missing_type")
+            raise errorcodes.MISSING_TYPE()
         op = self._by_type.get(type_value.strip())
         if op is None:
-            raise Invalid(f"Unknown type '{type_value[:64]}'.", "unknown_type")
+            raise errorcodes.UNKNOWN_TYPE(type=type_value[:64])
         return op
 
     def __iter__(self) -> Iterator[Operation[CallT]]:

@@ -20,8 +20,9 @@ from licensegate.api.envelope import (
     unexpected_fault,
 )
 from licensegate.api.request import merge, read_form_body, read_query
+from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import Forbidden, RateLimited, Refusal, Unauthorized
+from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.operations.client.registry import ClientCall, ClientSession, registry
 from licensegate.operations.declarations import Operation
@@ -35,10 +36,10 @@ MAX_ECHOED_OWNERID = 64
 
 async def _app_by_name(db: Database, ownerid: str, name: str | None) -> ClientApp:
     if not name:
-        raise Unauthorized("No application name specified.", "missing_name")
+        raise errorcodes.MISSING_NAME()
     row = await app_store.find_for_client(db, ownerid, name)
     if row is None:
-        raise Unauthorized("No application with this ownerid and name exists.", "unknown_application")
+        raise errorcodes.UNKNOWN_APPLICATION()
     return ClientApp.from_row(row)
 
 
@@ -52,21 +53,21 @@ async def identify(
     """
     ownerid = raw.get("ownerid", "").strip()
     if not ownerid:
-        raise Unauthorized("No ownerid specified.", "missing_ownerid")
+        raise errorcodes.MISSING_OWNERID()
     name = raw.get("name", "").strip() or None
     if op.requires == "app":
         return await _app_by_name(db, ownerid, name), None
     session_id = raw.get("sessionid", "").strip()
     if not session_id:
-        raise Unauthorized("No session id specified; call init first.", "missing_session")
+        raise errorcodes.MISSING_SESSION()
     row: Row | None = await session_store.find_with_app(db, session_id[:128])
     if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
         if name is not None:
             await _app_by_name(db, ownerid, name)  # an unknown application is 401
-        raise Forbidden("Session not found; call init again.", "session_not_found")
+        raise errorcodes.SESSION_GONE()
     app = ClientApp.from_row(row)
     if row["session_expires_at"] <= now:
-        raise Forbidden("Session expired; call init again.", "session_expired")
+        raise errorcodes.SESSION_EXPIRED()
     session = ClientSession(
         id=row["session_id"],
         user_id=row["user_id"],
@@ -93,7 +94,7 @@ async def handle(
     app, session = await identify(db, op, raw, now)
     if not app.enabled:
         overrides = await services.messages.get(db, app.id)
-        raise Forbidden(Messages(overrides)("appdisabled"), "app_disabled")
+        raise errorcodes.APP_DISABLED(Messages(overrides)("appdisabled"))
     retry_after = await services.limiter.hit(
         f"client:{app.id}", app.client_rate_limit, app.client_rate_window
     )
@@ -110,7 +111,7 @@ async def handle(
         db=db,
     )
     if op.requires == "validated" and not call.live_session.validated:
-        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
     body: dict[str, Any] = await op.handler(call)
     message = body.pop("message")
     return dialect.response(client_success(ownerid, message, body, dialect.success_code(op)))
@@ -139,7 +140,7 @@ def endpoint_for(dialect: ClientDialect) -> Callable[[Request], Awaitable[Respon
             return dialect.response(failure, dialect.refusal_status(op, refusal), refusal_headers(refusal))
         except Exception:
             body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
-            failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
+            failure = client_failure(ownerid, body["message"], body["error"], "internal")
             failure["request_id"] = request_id
             return dialect.response(failure, dialect.fault_status(op))
 

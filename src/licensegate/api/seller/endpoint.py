@@ -96,7 +96,8 @@ async def _dispatch(request: Request, services: Services, trace: _Trace) -> Resp
         return seller_success(op, body, raw.get("format"))
     except Refusal as refusal:
         status = status_of(op, refusal)
-        return json_response(failure_body(refusal.message, refusal.error), status, refusal_headers(refusal))
+        body = failure_body(refusal.message, refusal.error, refusal.extra)
+        return json_response(body, status, refusal_headers(refusal))
     except Exception:
         body, _ = unexpected_fault(f"seller API type={op.type if op else '?'}")
         return json_response(body, op.fault_status() if op is not None else 500)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import chat
-from licensegate.domain.errors import Forbidden
+from licensegate.domain import chat, errorcodes
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 from licensegate.store import users as user_store
@@ -68,7 +67,7 @@ async def send(call: ClientCall) -> dict[str, Any]:
     assert session.user_id is not None  # a logged-in session has its user
     user = await user_store.find_by_id(call.db, call.app.id, session.user_id)
     if user is None:  # deleted a moment ago (deleting a user ends its sessions)
-        raise Forbidden("Session not found; call init again.", "session_not_found")
+        raise errorcodes.SESSION_GONE()
     try:
         await chat.send_as_user(
             call.db,

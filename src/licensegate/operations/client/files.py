@@ -5,26 +5,19 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from licensegate.domain import files, filestore
-from licensegate.domain.errors import Forbidden, Invalid
+from licensegate.domain import errorcodes, files, filestore
+from licensegate.domain.errors import Forbidden, Invalid, Refusal, recast
 from licensegate.operations.client.registry import ClientCall, refuse_unless_logged_in, registry
 from licensegate.operations.declarations import Param
 
 log = logging.getLogger("licensegate.api")
 
-# Said when a file's content cannot be had: never the URL or host it came from.
-UNAVAILABLE = "This file cannot be downloaded right now. Please tell the application's developer."
 
-
-def _too_large(size: int | None, limit: int) -> Forbidden:
+def _too_large(size: int | None, limit: int) -> Refusal:
     mib = limit / (1024 * 1024)
     limit_text = f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
     what = f"This file ({size} bytes)" if size is not None else "This file"
-    return Forbidden(
-        f"{what} is larger than the {limit_text} the client API sends (as hexadecimal text, twice "
-        "the file's size). Please ask the application's developer for another way to get it.",
-        "file_too_large",
-    )
+    return errorcodes.FILE_TOO_LARGE_TO_SEND(what=what, limit=limit_text)
 
 
 @registry.operation(
@@ -67,12 +60,13 @@ async def download(call: ClientCall) -> dict[str, Any]:
             settings, call.db, call.app.id, row["file_id"], max_bytes=limit
         )
     except Invalid as refusal:
-        if refusal.error == "file_too_large":
+        if errorcodes.FILE_TOO_LARGE.refuses(refusal):
             raise _too_large(None, limit) from refusal
-        raise Forbidden(UNAVAILABLE, refusal.error) from refusal
+        # The fetch's own code, with a message that never names the URL or its host.
+        raise recast(refusal, Forbidden, errorcodes.FILE_UNAVAILABLE.message) from refusal
     except filestore.ContentMissing:
         log.error("file %s of application %d has no stored content", row["file_id"], call.app.id)
-        raise Forbidden(UNAVAILABLE, "file_unavailable") from None
+        raise errorcodes.FILE_UNAVAILABLE() from None
     return {
         "message": "File download successful",
         "contents": content.hex(),

@@ -7,8 +7,9 @@ from typing import Any
 
 from starlette.requests import Request
 
+from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import Forbidden, RateLimited
+from licensegate.domain.errors import RateLimited
 from licensegate.domain.messages import Messages
 from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
@@ -64,7 +65,7 @@ class ClientCall:
 async def refuse_unless_logged_in(call: ClientCall) -> None:
     """For items the owner marked `authed`: only a logged-in session may have them."""
     if not call.live_session.validated:
-        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
 
 
 registry: Registry[ClientCall] = Registry("client")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import sessions
-from licensegate.domain.errors import Forbidden
+from licensegate.domain import errorcodes, sessions
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 from licensegate.store import apps as app_store
@@ -69,7 +68,7 @@ async def init(call: ClientCall) -> dict[str, Any]:
 async def check(call: ClientCall) -> dict[str, Any]:
     """Succeeds when the session is logged in; otherwise 403 `session_not_validated`."""
     if not call.live_session.validated:
-        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
     return {"message": "Session is validated."}
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import webhooks
-from licensegate.domain.errors import Forbidden
+from licensegate.domain import errorcodes, webhooks
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import CLIENT_WEBHOOK_SUCCESS_CODE, Param
 
@@ -64,7 +63,7 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     webhook's URL or host."""
     row = await webhooks.get(call.db, call.app.id, call.args.text("webid"))
     if row["authed"] and not call.live_session.validated:
-        raise Forbidden((await call.messages())("sessionunauthed"), "session_not_validated")
+        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
     request = webhooks.build_request(
         row["base_url"],
         row["user_agent"],

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import files
-from licensegate.domain.errors import Invalid
+from licensegate.domain import errorcodes, files
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -54,7 +53,7 @@ async def upload(call: SellerCall) -> dict[str, Any]:
     sent = call.uploads.get("file")
     url = call.args.opt_text("url")
     if sent is not None and url is not None:
-        raise Invalid("Give either the file field 'file' or 'url', not both.", "file_and_url")
+        raise errorcodes.FILE_AND_URL()
     name = call.args.opt_text("name")
     authed = call.args.flag("authed", default=True)
     if sent is not None:
@@ -73,8 +72,8 @@ async def upload(call: SellerCall) -> dict[str, Any]:
             settings, call.db, call.app_id, url=url, name=name, authed=authed, now=call.now()
         )
     else:
-        raise Invalid(
-            "Send the file as the multipart/form-data field 'file', or give 'url'.", "missing_parameter"
+        raise errorcodes.MISSING_PARAMETER(
+            "Send the file as the multipart/form-data field 'file', or give 'url'."
         )
     call.record(f"file:{added.file_id}", before=None, after=files.audit_view(added))
     return {

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from licensegate.domain import errorcodes, settings
 from licensegate.domain import messages as catalogue
-from licensegate.domain import settings
-from licensegate.domain.errors import Invalid
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -159,7 +158,7 @@ async def update_settings(call: SellerCall) -> dict[str, Any]:
     ):
         if args.flag(flag):
             if url_param in args:
-                raise Invalid(f"Give either '{url_param}' or '{flag}=1', not both.", "conflicting_parameters")
+                raise errorcodes.CONFLICTING_PARAMETERS(f"Give either '{url_param}' or '{flag}=1', not both.")
             values[column] = None
     texts = settings.from_keyauth_names(
         {param.name: args.text(param.name) for param in MESSAGE_PARAMS if param.name in args}

@@ -1,0 +1,984 @@
+"""Every error code of both interfaces, declared once: what kind of refusal it is, the message a
+person reads unless the raise site says more, and when it is answered.
+
+Raise through an entry: `raise errorcodes.USER_NOT_FOUND(username=name)` fills the default
+message's `{fields}`; `raise errorcodes.INVALID_NAME("...")` gives a message of its own. A few
+codes mean the same thing to a program but are refused as different kinds in different places
+(`user_not_found` is 404 for a name the seller gave and 403 for a session whose user was
+deleted); each such use has its own entry. `docs/api/errors.md` is generated from this module
+(`licensegate reference`), and tests/domain/test_errorcodes.py refuses a refusal built from a code
+that is not declared here. A new feature adds its codes here.
+"""
+
+from __future__ import annotations
+
+from licensegate.domain.errors import ErrorCode, Kind
+from licensegate.domain.messages import DEFAULTS as APP_MESSAGES
+
+E = ErrorCode
+
+
+def _app(name: str, when: str) -> str:
+    return f"{when} The message is the application's `{name}` message (the seller may change it)."
+
+
+# --- reading the request -----------------------------------------------------------------------
+
+MISSING_TYPE = E("missing_type", "invalid", "The 'type' parameter is required.", "No `type` was given.")
+UNKNOWN_TYPE = E("unknown_type", "invalid", "Unknown type '{type}'.", "No operation has this `type`.")
+MISSING_PARAMETER = E(
+    "missing_parameter",
+    "invalid",
+    "Parameter '{name}' is required.",
+    "A required parameter is absent or empty (`param` names it), or none of a set of parameters of "
+    "which at least one is needed was given.",
+)
+PARAMETER_TOO_LONG = E(
+    "parameter_too_long",
+    "invalid",
+    "Parameter '{name}' is too long (at most {max_length} characters).",
+    "A parameter is longer than its maximum length (`param` names it).",
+)
+INVALID_PARAMETER = E(
+    "invalid_parameter",
+    "invalid",
+    "Parameter '{name}' must be one of: {choices}.",
+    "A parameter's value is not one of those it accepts (`param` names it).",
+)
+INVALID_BOOLEAN = E(
+    "invalid_boolean",
+    "invalid",
+    "Parameter '{name}' must be 1 or 0.",
+    "A flag is not one of 1/0/true/false/yes/no/on/off (`param` names it).",
+)
+INVALID_NUMBER = E(
+    "invalid_number",
+    "invalid",
+    "Parameter '{name}' must be a whole number.",
+    "A numeric parameter is not a number (`param` names it).",
+)
+NUMBER_OUT_OF_RANGE = E(
+    "number_out_of_range",
+    "invalid",
+    "Parameter '{name}' must be at most {maximum}.",
+    "A number is below its minimum or above its maximum (`param` names the parameter when one "
+    "parameter is at fault).",
+)
+INVALID_CHARACTER = E(
+    "invalid_character",
+    "invalid",
+    "Parameter '{name}' contains a NUL character.",
+    "A parameter contains a NUL character (`param` names it).",
+)
+INVALID_ENCODING = E(
+    "invalid_encoding",
+    "invalid",
+    "The {what} is not valid UTF-8.",
+    "The query string or the body is not valid UTF-8 (after percent-decoding).",
+)
+TOO_MANY_PARAMETERS = E(
+    "too_many_parameters",
+    "invalid",
+    "The {what} has too many parameters.",
+    "The query string or the body has more than 200 parameters.",
+)
+REQUEST_TOO_LARGE = E(
+    "request_too_large",
+    "invalid",
+    "The {what} is too large (at most {max_bytes} bytes).",
+    "The query string or the body is over the server's limit.",
+)
+INVALID_REQUEST = E(
+    "invalid_request",
+    "invalid",
+    "The Content-Length header is not a number.",
+    "The request itself is malformed (a Content-Length that is not a number).",
+)
+LENGTH_REQUIRED = E(
+    "length_required",
+    "invalid",
+    "A multipart request must declare its Content-Length.",
+    "A multipart upload did not declare its length.",
+)
+INVALID_MULTIPART = E(
+    "invalid_multipart",
+    "invalid",
+    "The multipart body cannot be read: {reason}",
+    "A multipart body cannot be parsed, or carries a file field the operation does not take.",
+)
+CONFLICTING_PARAMETERS = E(
+    "conflicting_parameters",
+    "invalid",
+    "Two parameters contradict each other; give one of them.",
+    "Two parameters that exclude each other were both given.",
+)
+FILE_AND_URL = E(
+    "file_and_url",
+    "invalid",
+    "Give either the file field 'file' or 'url', not both.",
+    "An upload gave both a file and a URL.",
+)
+SUB_OR_LEVEL = E(
+    "sub_or_level",
+    "invalid",
+    "Give either 'sub' or 'level', not both and not neither.",
+    "Exactly one of `sub` and `level` is needed.",
+)
+NOTHING_TO_CHANGE = E(
+    "nothing_to_change",
+    "invalid",
+    "Give at least one of 'name', 'authed' and 'url' to change.",
+    "An edit named nothing to change.",
+)
+NOTHING_TO_UPDATE = E(
+    "nothing_to_update",
+    "invalid",
+    "Give at least one setting to change.",
+    "A settings update named no setting.",
+)
+
+# --- the client API's credentials and session ---------------------------------------------------
+
+MISSING_OWNERID = E("missing_ownerid", "unauthorized", "No ownerid specified.", "No `ownerid` was given.")
+MISSING_NAME = E(
+    "missing_name", "unauthorized", "No application name specified.", "No application `name` was given."
+)
+UNKNOWN_APPLICATION = E(
+    "unknown_application",
+    "unauthorized",
+    "No application with this ownerid and name exists.",
+    "No application has this `ownerid` and `name`.",
+)
+MISSING_SESSION = E(
+    "missing_session",
+    "unauthorized",
+    "No session id specified; call init first.",
+    "An operation that needs a session got no `sessionid`.",
+)
+SESSION_GONE = E(
+    "session_not_found",
+    "forbidden",
+    "Session not found; call init again.",
+    "Client API: the `sessionid` names no live session of this application (ended, or its user was deleted).",
+)
+SESSION_NOT_FOUND = E(
+    "session_not_found",
+    "not_found",
+    "No session with this id exists for the application.",
+    "Seller API: no session of this application has this id.",
+)
+SESSION_EXPIRED = E(
+    "session_expired",
+    "forbidden",
+    "Session expired; call init again.",
+    "Client API: the session has expired.",
+)
+SESSION_NOT_VALIDATED = E(
+    "session_not_validated",
+    "forbidden",
+    APP_MESSAGES["sessionunauthed"],
+    _app("sessionunauthed", "The operation needs a logged-in session and this one is not."),
+)
+APP_DISABLED = E(
+    "app_disabled",
+    "forbidden",
+    APP_MESSAGES["appdisabled"],
+    _app("appdisabled", "The application is disabled."),
+)
+APP_PAUSED = E(
+    "app_paused",
+    "forbidden",
+    APP_MESSAGES["pausedApp"],
+    _app("pausedApp", "init: the application is paused."),
+)
+VERSION_MISMATCH = E(
+    "version_mismatch",
+    "forbidden",
+    "invalidver",
+    "init: `ver` differs from the application's version. The message is `invalidver` (what KeyAuth "
+    "clients look for) and `download` carries the application's download link (empty when none).",
+)
+HASH_MISMATCH = E(
+    "hash_mismatch",
+    "forbidden",
+    APP_MESSAGES["hashcheckfail"],
+    _app("hashcheckfail", "init: the program's hash is not one the application accepts."),
+)
+SESSION_USER_GONE = E(
+    "user_not_found",
+    "forbidden",
+    "This session's user no longer exists.",
+    "Client API: the session's user was deleted while the session was open.",
+)
+
+# --- seller keys, team accounts, permissions ----------------------------------------------------
+
+MISSING_SELLER_KEY = E(
+    "missing_seller_key", "unauthorized", "No seller key specified.", "No `sellerkey` was given."
+)
+INVALID_SELLER_KEY = E(
+    "invalid_seller_key",
+    "unauthorized",
+    "Invalid seller key: a seller key is 32 lowercase hex characters.",
+    "The `sellerkey` is not 32 lowercase hexadecimal characters.",
+)
+UNKNOWN_SELLER_KEY = E(
+    "unknown_seller_key",
+    "unauthorized",
+    "No application with this seller key was found.",
+    "No application has this seller key (or the reseller account it acted as was deleted).",
+)
+ACCOUNT_DISABLED = E(
+    "account_disabled",
+    "forbidden",
+    "The account owning this application is disabled.",
+    "The application's owner, or the team account a seller key acts as, is disabled.",
+)
+ACCOUNT_NOT_IN_TEAM = E(
+    "account_not_in_team",
+    "forbidden",
+    "The team account this seller key acts as is not on this application's team.",
+    "A seller key acts as a team account that has left the application's team.",
+)
+PERMISSION_DENIED = E(
+    "permission_denied",
+    "forbidden",
+    "{who} may not use '{operation}': it lacks the '{area}' permission.",
+    "The seller key (or the manager it acts as) lacks the operation's permission area.",
+)
+CANNOT_DELETE_OWN_KEY = E(
+    "cannot_delete_own_key",
+    "conflict",
+    "A seller key cannot delete itself; use another key.",
+    "A seller key tried to delete itself.",
+)
+SELLER_KEY_NOT_FOUND = E(
+    "seller_key_not_found",
+    "not_found",
+    "No seller key with this id exists for this application.",
+    "No seller key of this application has this id.",
+)
+INVALID_PERMISSIONS = E(
+    "invalid_permissions",
+    "invalid",
+    "Unknown permission area '{name}'; known: {known}.",
+    "Permissions name an unknown area, are an out-of-range bitmask, or give a manager an area only "
+    "the owner has.",
+)
+INVALID_ROLE = E(
+    "invalid_role",
+    "invalid",
+    "The role must be Reseller or Manager.",
+    "A team role is not Reseller or Manager.",
+)
+INVALID_LEVELS = E(
+    "invalid_levels",
+    "invalid",
+    "At most {maximum} key levels can be listed.",
+    "A reseller's key levels are too many, too long or contain control characters.",
+)
+ACCOUNT_EXISTS = E(
+    "account_exists",
+    "conflict",
+    "The username '{username}' is already taken.",
+    "A team account with this username already exists.",
+)
+ACCOUNT_NOT_FOUND = E(
+    "account_not_found",
+    "not_found",
+    "No team account named '{username}' belongs to this application.",
+    "No team account of this application has this username.",
+)
+RESELLER_NOT_FOUND = E(
+    "reseller_not_found",
+    "not_found",
+    "No reseller named '{username}' belongs to this application.",
+    "No reseller of this application has this username.",
+)
+MANAGER_NOT_FOUND = E(
+    "manager_not_found",
+    "not_found",
+    "No manager named '{username}' belongs to this application.",
+    "No manager of this application has this username.",
+)
+INSUFFICIENT_BALANCE = E(
+    "insufficient_balance",
+    "forbidden",
+    "Insufficient balance: this needs {units} '{bucket}' unit(s) and the reseller '{reseller}' has {left}.",
+    "A reseller's balance does not pay for what it asked for.",
+)
+BALANCE_WOULD_GO_NEGATIVE = E(
+    "insufficient_balance",
+    "conflict",
+    "Insufficient balance: this would leave {buckets}; nothing was changed.",
+    "A change of a reseller's balance would leave a bucket below zero.",
+)
+BALANCE_TOO_LARGE = E(
+    "balance_too_large",
+    "conflict",
+    "A balance bucket cannot exceed {maximum}; nothing was changed.",
+    "A change of a reseller's balance would take a bucket over its maximum.",
+)
+BALANCE_BUSY = E(
+    "balance_busy",
+    "conflict",
+    "The balance kept changing; try again.",
+    "A reseller's balance changed under several attempts at once; retrying succeeds.",
+)
+DURATION_NOT_SOLD = E(
+    "duration_not_sold",
+    "invalid",
+    "A reseller can only give durations its balance pays for: 1, 7, 30, 90, 180 or 365 days, or "
+    "lifetime ({lifetime_days} days or more).",
+    "A reseller asked for a duration no balance bucket pays for.",
+)
+LEVEL_NOT_ALLOWED = E(
+    "level_not_allowed",
+    "forbidden",
+    "The reseller '{reseller}' may not give level '{level}' (allowed: {allowed}).",
+    "A reseller asked for a key level it may not give.",
+)
+
+# --- applications and their settings -------------------------------------------------------------
+
+INVALID_NAME = E(
+    "invalid_name",
+    "invalid",
+    "The {what} must not contain control characters.",
+    "A name (of an application, account, file or chat channel) is empty, too long or contains "
+    "control characters.",
+)
+APP_EXISTS = E(
+    "app_exists",
+    "conflict",
+    "The account '{owner}' already has an application named '{name}'.",
+    "The account already has an application of this name.",
+)
+NOT_A_SELLER = E(
+    "not_a_seller",
+    "conflict",
+    "The account '{owner}' is a {role}, not a seller.",
+    "Applications can only be made for a seller account.",
+)
+APP_NOT_FOUND = E(
+    "app_not_found",
+    "not_found",
+    "This application no longer exists.",
+    "The application was deleted meanwhile.",
+)
+INVALID_SETTING = E(
+    "invalid_setting",
+    "invalid",
+    "The {label} setting must be 1 or 0.",
+    "A setting's value is not of its type or not one of its choices.",
+)
+INVALID_URL = E(
+    "invalid_url",
+    "invalid",
+    "The {what} must be an absolute http:// or https:// URL.",
+    "A URL is malformed, too long, or not an absolute http(s) URL.",
+)
+INVALID_MESSAGE = E(
+    "invalid_message",
+    "invalid",
+    "A message must not contain control characters.",
+    "A custom message is too long or contains control characters.",
+)
+UNKNOWN_MESSAGE = E(
+    "unknown_message",
+    "invalid",
+    "Unknown message '{name}'; known: {known}.",
+    "No custom message has this name.",
+)
+INVALID_HASH = E(
+    "invalid_hash",
+    "invalid",
+    "A program hash is 1 to {maximum} letters and digits (an MD5 or SHA-256 in hex, say).",
+    "A program hash is not 1 to 128 letters and digits.",
+)
+HASH_EXISTS = E(
+    "hash_exists", "conflict", "This program hash is already accepted.", "The hash is already accepted."
+)
+HASH_NOT_FOUND = E(
+    "hash_not_found",
+    "not_found",
+    "This application does not accept that program hash.",
+    "The application does not accept this hash.",
+)
+TOO_MANY_HASHES = E(
+    "too_many_hashes",
+    "conflict",
+    "This application already accepts {maximum} program hashes; delete some first.",
+    "The application accepts as many program hashes as it may.",
+)
+ALREADY_PAUSED = E(
+    "already_paused",
+    "conflict",
+    "The application is already paused.",
+    "The application or subscription is already paused.",
+)
+NOT_PAUSED = E(
+    "not_paused",
+    "conflict",
+    "The application is not paused.",
+    "The application, subscription or user's subscription is not paused.",
+)
+
+# --- users and their accounts ------------------------------------------------------------------
+
+USER_NOT_FOUND = E(
+    "user_not_found",
+    "not_found",
+    "No user named '{username}' exists.",
+    "No user of this application has this name (in the client API: an Upgrade Access for a "
+    "username that does not exist, with the application's `usernamenotfound` message).",
+)
+USER_EXISTS = E(
+    "user_exists",
+    "conflict",
+    "A user named '{username}' already exists.",
+    "A user with this name already exists.",
+)
+INVALID_USERNAME = E(
+    "invalid_username",
+    "invalid",
+    "A username must not contain control characters.",
+    "A username contains control characters.",
+)
+USERNAME_NOT_ALLOWED = E(
+    "username_not_allowed",
+    "invalid",
+    "'{name}' cannot be a username: it addresses every user in bulk operations.",
+    "The username is one that bulk operations use to mean every user (`all`).",
+)
+USERNAME_TOO_SHORT = E(
+    "username_too_short",
+    "invalid",
+    APP_MESSAGES["unTooShort"],
+    _app("unTooShort", "Register: the username is shorter than the application allows."),
+)
+USERNAME_TOO_LONG = E(
+    "username_too_long",
+    "invalid",
+    "A username must be at most {maximum} characters.",
+    "The username is longer than allowed.",
+)
+USERNAME_TAKEN = E(
+    "username_taken",
+    "conflict",
+    APP_MESSAGES["usernametaken"],
+    _app("usernametaken", "Client API: another user already has this username."),
+)
+INVALID_EMAIL = E(
+    "invalid_email", "invalid", "'{email}' is not an email address.", "The e-mail address is malformed."
+)
+INVALID_EXPIRY = E(
+    "invalid_expiry",
+    "invalid",
+    "The expiry must be a positive number of days.",
+    "An expiry is not a positive number of days.",
+)
+USER_NOT_BANNED = E(
+    "user_not_banned",
+    "conflict",
+    "The user '{username}' is not banned.",
+    "Unban of a user who is not banned.",
+)
+PASSWORD_NOT_SET = E(
+    "password_not_set",
+    "forbidden",
+    "The user '{username}' has no password yet (their next login sets it).",
+    "The user has no password to check yet.",
+)
+PASSWORD_MISMATCH = E(
+    "password_mismatch", "forbidden", "The password does not match.", "The password given does not match."
+)
+NOTHING_TO_PAUSE = E(
+    "nothing_to_pause",
+    "conflict",
+    "The user '{username}' has no running subscription to pause.",
+    "The user has no running subscription to pause.",
+)
+GRANT_NOT_FOUND = E(
+    "grant_not_found",
+    "not_found",
+    "The user '{username}' does not hold the subscription '{sub}'.",
+    "The user does not hold this subscription (or has no time left on it).",
+)
+NO_USERS = E(
+    "no_users",
+    "not_found",
+    "The application has no users to set the variable for.",
+    "A variable for every user was set on an application without users.",
+)
+
+# --- client logins ---------------------------------------------------------------------------
+
+INVALID_CREDENTIALS = E(
+    "invalid_credentials",
+    "forbidden",
+    APP_MESSAGES["invalidcredentials"],
+    _app(
+        "invalidcredentials",
+        "Login: the username is unknown or the password is wrong (one answer for both, so logins "
+        "cannot probe for names).",
+    ),
+)
+USER_BANNED = E(
+    "user_banned",
+    "forbidden",
+    APP_MESSAGES["userbanned"],
+    _app("userbanned", "The user is banned; `{reason}` is the ban's reason."),
+)
+BLACKLISTED = E(
+    "blacklisted",
+    "forbidden",
+    APP_MESSAGES["hwidblacked"],
+    _app("hwidblacked", "The caller's HWID or IP address is blacklisted."),
+)
+HWID_REQUIRED = E(
+    "hwid_required",
+    "forbidden",
+    APP_MESSAGES["hwidrequired"],
+    _app("hwidrequired", "The application requires a HWID and none was sent."),
+)
+HWID_TOO_SHORT = E(
+    "hwid_too_short",
+    "invalid",
+    APP_MESSAGES["hwidtooshort"],
+    _app("hwidtooshort", "The HWID is shorter than the application's minimum."),
+)
+HWID_MISMATCH = E(
+    "hwid_mismatch",
+    "forbidden",
+    APP_MESSAGES["hwidmismatch"],
+    "The HWID is not one of the user's and no more may be bound. The message is the application's "
+    "`hwidmismatch` message (`hwidlimit` when the user holds no HWID yet).",
+)
+OTP_REQUIRED = E(
+    "otp_required",
+    "forbidden",
+    APP_MESSAGES["otprequired"],
+    _app("otprequired", "The account has two-factor authentication on and no `code` was sent."),
+)
+OTP_INVALID = E(
+    "otp_invalid",
+    "forbidden",
+    APP_MESSAGES["otpinvalid"],
+    _app("otpinvalid", "The two-factor code is wrong, expired or already used."),
+)
+OTP_ALREADY_ENABLED = E(
+    "otp_already_enabled",
+    "conflict",
+    "Two-factor authentication is already enabled on this account.",
+    "Two-factor authentication is already on.",
+)
+OTP_NOT_ENABLED = E(
+    "otp_not_enabled",
+    "conflict",
+    "Two-factor authentication is not enabled on this account.",
+    "Two-factor authentication is off.",
+)
+OTP_NOT_PENDING = E(
+    "otp_not_pending",
+    "conflict",
+    "No two-factor enrolment is waiting for a code (or it expired); start again without a code.",
+    "A code was sent to confirm an enrolment that was never started or has expired.",
+)
+SUBSCRIPTION_PAUSED = E(
+    "subscription_paused",
+    "forbidden",
+    APP_MESSAGES["pausedsub"],
+    _app("pausedsub", "Every subscription the user holds is paused."),
+)
+NO_ACTIVE_SUBSCRIPTION = E(
+    "no_active_subscription",
+    "forbidden",
+    APP_MESSAGES["noactivesubs"],
+    _app("noactivesubs", "The user has no subscription with time left."),
+)
+EMAIL_NOT_CONFIGURED = E(
+    "email_not_configured",
+    "forbidden",
+    "Password reset by e-mail is not set up on this server.",
+    "Forgot Password: the server has no SMTP server configured.",
+)
+INVALID_RESET_TOKEN = E(
+    "invalid_reset_token",
+    "forbidden",
+    "This link has expired or was already used.",
+    "The password-reset link has expired or was already used.",
+)
+INVALID_PASSWORD = E(
+    "invalid_password",
+    "invalid",
+    "The new password must be 1 to {maximum} characters.",
+    "The new password on the reset page is empty or too long.",
+)
+
+# --- license keys ------------------------------------------------------------------------------
+
+KEY_NOT_FOUND = E(
+    "key_not_found",
+    "not_found",
+    "No license key '{key}' exists.",
+    "No license key of this application is this one (in the client API, with the application's "
+    "`keynotfound` message).",
+)
+KEY_USED = E(
+    "key_used",
+    "forbidden",
+    APP_MESSAGES["keyused"],
+    _app("keyused", "The license key has already been used (a concurrent first use may have won)."),
+)
+KEY_BANNED = E(
+    "key_banned",
+    "forbidden",
+    APP_MESSAGES["keybanned"],
+    _app("keybanned", "The license key is banned; `{reason}` is the ban's reason."),
+)
+NO_SUBSCRIPTION_FOR_LEVEL = E(
+    "no_subscription_for_level",
+    "forbidden",
+    APP_MESSAGES["nosublevel"],
+    _app("nosublevel", "No subscription has the key's level, so it grants nothing."),
+)
+LEVEL_HAS_NO_SUBSCRIPTION = E(
+    "level_has_no_subscription",
+    "not_found",
+    "No subscription has level '{level}', the level of this key.",
+    "No subscription has the level asked for, so a key of that level could never be redeemed.",
+)
+KEY_EXISTS = E(
+    "key_exists",
+    "conflict",
+    "The license key '{key}' already exists.",
+    "A key with this text already exists.",
+)
+KEY_SPACE_EXHAUSTED = E(
+    "key_space_exhausted",
+    "conflict",
+    "Could not make a key that does not exist yet; use a mask with more '*'.",
+    "The mask leaves too few free keys to make a new one.",
+)
+KEY_ALREADY_USED = E(
+    "key_already_used",
+    "conflict",
+    "The license key '{key}' has already been used; its grants were made with its old level.",
+    "The level of a key that was already redeemed cannot change.",
+)
+KEY_NOT_BANNED = E(
+    "key_not_banned",
+    "conflict",
+    "The license key '{key}' is not banned.",
+    "Unban of a key that is not banned.",
+)
+INVALID_MASK = E(
+    "invalid_mask",
+    "invalid",
+    "The mask must not contain white space, control characters or commas.",
+    "A key mask is empty, too long, or contains white space, control characters or commas.",
+)
+CUSTOM_KEY_AMOUNT = E(
+    "custom_key_amount",
+    "invalid",
+    "A mask without '*' is one fixed key, so it can only be generated with amount 1.",
+    "A mask without `*` was asked for more than once.",
+)
+TOO_MANY_KEYS = E(
+    "too_many_keys",
+    "invalid",
+    "At most {maximum} keys can be deleted at a time.",
+    "More keys were named than one call may delete.",
+)
+
+# --- subscriptions -----------------------------------------------------------------------------
+
+SUBSCRIPTION_NOT_FOUND = E(
+    "subscription_not_found",
+    "not_found",
+    "No subscription named '{name}' exists.",
+    "No subscription of this application has this name.",
+)
+SUBSCRIPTION_EXISTS = E(
+    "subscription_exists",
+    "conflict",
+    "A subscription named '{name}' already exists.",
+    "A subscription with this name already exists.",
+)
+
+# --- variables ---------------------------------------------------------------------------------
+
+VARIABLE_NOT_FOUND = E(
+    "variable_not_found",
+    "not_found",
+    "No global variable named '{name}' exists.",
+    "No variable (global, or the user's) has this name.",
+)
+VARIABLE_EXISTS = E(
+    "variable_exists",
+    "conflict",
+    "A global variable named '{name}' already exists.",
+    "A global variable with this name already exists.",
+)
+VARIABLE_READ_ONLY = E(
+    "variable_read_only",
+    "forbidden",
+    "The variable '{name}' is read-only: only the application's owner can change it.",
+    "Client API: the user's variable is read-only.",
+)
+
+# --- files -------------------------------------------------------------------------------------
+
+FILE_NOT_FOUND = E(
+    "file_not_found", "not_found", "No file with id '{file_id}' exists.", "No file has this id."
+)
+FILE_TOO_LARGE = E(
+    "file_too_large",
+    "invalid",
+    "The file is larger than the limit of {limit}.",
+    "An upload, or a file fetched by URL, is larger than the server's upload limit.",
+)
+FILE_TOO_LARGE_TO_SEND = E(
+    "file_too_large",
+    "forbidden",
+    "{what} is larger than the {limit} the client API sends (as hexadecimal text, twice the "
+    "file's size). Please ask the application's developer for another way to get it.",
+    "Download File: the file is larger than the server's `client_file_bytes` setting.",
+)
+FILE_UNAVAILABLE = E(
+    "file_unavailable",
+    "forbidden",
+    "This file cannot be downloaded right now. Please tell the application's developer.",
+    "Download File: the file's stored content is missing. A file whose URL cannot be fetched is "
+    "answered the same way but with the fetch's own code (`url_fetch_failed` or an outbound "
+    "request's code), never naming the URL.",
+)
+URL_FETCH_FAILED = E(
+    "url_fetch_failed",
+    "invalid",
+    "The file cannot be fetched: the URL answered with HTTP status {status}.",
+    "A file's URL answered with a status other than 2xx.",
+)
+
+# --- outbound requests (a file's URL, a webhook's base URL): raised by `outbound`, answered by the
+# seller API as 400 with the message "... cannot be fetched: <reason>", and by the client API's
+# Download File as 403 with `file_unavailable`'s message and the code below.
+
+
+def _outbound(when: str) -> str:
+    return f"Outbound request: {when} (Download File answers 403 with this code, naming no host)."
+
+
+UNSUPPORTED_SCHEME = E(
+    "unsupported_scheme",
+    "invalid",
+    "Only http:// and https:// URLs can be requested.",
+    _outbound("the URL is not http(s)"),
+)
+TARGET_NOT_ALLOWED = E(
+    "target_not_allowed",
+    "invalid",
+    "Requests to {where} are not allowed: it leads to {address}, a {reason} address (an operator "
+    "may allow it with LICENSEGATE_OUTBOUND_ALLOW).",
+    _outbound("the host is or resolves to an internal address the operator has not allowed"),
+)
+HOST_NOT_FOUND = E(
+    "host_not_found",
+    "invalid",
+    "The host name '{host}' cannot be resolved.",
+    _outbound("the host name does not resolve"),
+)
+TIMEOUT = E(
+    "timeout",
+    "invalid",
+    "'{host}' did not answer within {seconds} seconds.",
+    _outbound("no answer within the time limit"),
+)
+TOO_MANY_REDIRECTS = E(
+    "too_many_redirects",
+    "invalid",
+    "'{host}' redirected more than {maximum} times.",
+    _outbound("too many redirects"),
+)
+CONNECTION_FAILED = E(
+    "connection_failed",
+    "invalid",
+    "Could not connect to '{host}': {reason}",
+    _outbound("the connection failed or was cut short"),
+)
+INVALID_RESPONSE = E(
+    "invalid_response",
+    "invalid",
+    "The reply from '{host}' cannot be decoded.",
+    _outbound("the reply, or a redirect, cannot be read"),
+)
+RESPONSE_TOO_LARGE = E(
+    "response_too_large",
+    "invalid",
+    "The reply from '{host}' is larger than the limit of {max_bytes} bytes.",
+    _outbound("the reply is larger than the limit"),
+)
+
+# --- webhooks ----------------------------------------------------------------------------------
+
+WEBHOOK_NOT_FOUND = E(
+    "webhook_not_found", "not_found", "No webhook with id '{webid}' exists.", "No webhook has this id."
+)
+WEBHOOK_EXISTS = E(
+    "webhook_exists",
+    "conflict",
+    "A webhook with id '{webid}' already exists.",
+    "A webhook with this id exists.",
+)
+INVALID_WEBID = E(
+    "invalid_webid",
+    "invalid",
+    "A webhook id is 1 to {maximum} letters, digits, '_' or '-'.",
+    "A webhook id is not 1 to 32 letters, digits, `_` or `-`.",
+)
+INVALID_USER_AGENT = E(
+    "invalid_user_agent",
+    "invalid",
+    "The user agent must not contain control characters.",
+    "A webhook's user agent contains control characters.",
+)
+INVALID_CONTENT_TYPE = E(
+    "invalid_content_type",
+    "invalid",
+    "The content type must be printable ASCII (no line breaks or control characters).",
+    "Webhook: `conttype` is not printable ASCII.",
+)
+PARAM_FIXED = E(
+    "param_fixed",
+    "invalid",
+    "The parameter '{name}' is fixed by this webhook and cannot be sent.",
+    "Webhook: `params` sets a name the webhook's base URL already sets.",
+)
+TOO_MANY_PARAMS = E(
+    "too_many_params",
+    "invalid",
+    "The params hold more than {maximum} parameters.",
+    "Webhook: `params` holds too many parameters.",
+)
+WEBHOOK_REFUSED = E(
+    "webhook_refused",
+    "forbidden",
+    "This webhook's target is not allowed by the server; ask the application's developer.",
+    "Webhook: the stored base URL cannot be used or its target is not allowed.",
+)
+WEBHOOK_TIMEOUT = E(
+    "webhook_timeout",
+    "forbidden",
+    "The webhook's target did not answer in time.",
+    "Webhook: no reply within the time limit.",
+)
+WEBHOOK_RESPONSE_TOO_LARGE = E(
+    "webhook_response_too_large",
+    "forbidden",
+    "The webhook's reply is larger than the server accepts.",
+    "Webhook: the reply is larger than the limit.",
+)
+WEBHOOK_FAILED = E(
+    "webhook_failed",
+    "forbidden",
+    "The webhook's target could not be reached or did not answer properly.",
+    "Webhook: the name does not resolve, the connection failed, too many redirects, or the reply "
+    "cannot be read.",
+)
+
+# --- chat --------------------------------------------------------------------------------------
+
+CHANNEL_NOT_FOUND = E(
+    "channel_not_found",
+    "not_found",
+    "No chat channel named '{name}' exists.",
+    "No chat channel has this name.",
+)
+CHANNEL_EXISTS = E(
+    "channel_exists",
+    "conflict",
+    "A chat channel named '{name}' already exists.",
+    "A chat channel with this name already exists.",
+)
+EMPTY_MESSAGE = E(
+    "empty_message", "invalid", "The message is empty.", "A chat message is empty or only white space."
+)
+MESSAGE_TOO_LONG = E(
+    "message_too_long",
+    "invalid",
+    "The message is longer than {maximum} characters.",
+    "A chat message is longer than allowed.",
+)
+USER_MUTED = E(
+    "user_muted",
+    "forbidden",
+    "You are muted in this application's chat until {until} (Unix time).",
+    "The user is muted in the chat.",
+)
+NOT_MUTED = E(
+    "not_muted", "conflict", "The user '{username}' is not muted.", "Unmute of a user who is not muted."
+)
+
+# --- blacklists and logs -----------------------------------------------------------------------
+
+INVALID_IP = E(
+    "invalid_ip",
+    "invalid",
+    "'{text}' is not an IPv4 or IPv6 address.",
+    "An address is not IPv4 or IPv6 (or, where ranges are accepted, a CIDR range).",
+)
+INVALID_BLACKLIST_TYPE = E(
+    "invalid_blacklist_type",
+    "invalid",
+    "The blacklist type must be 'ip' or 'hwid'.",
+    "A blacklist type is not `ip` or `hwid`.",
+)
+BLACKLIST_NOT_FOUND = E(
+    "blacklist_not_found",
+    "not_found",
+    "No {type} blacklist entry '{value}' exists.",
+    "No blacklist entry has this value.",
+)
+WHITELIST_NOT_FOUND = E(
+    "whitelist_not_found",
+    "not_found",
+    "'{value}' is not whitelisted.",
+    "No whitelist entry has this address.",
+)
+INVALID_TIME_RANGE = E(
+    "invalid_time_range",
+    "invalid",
+    "'from' must not be later than 'to'.",
+    "A time range ends before it starts.",
+)
+
+# --- throttling and faults ---------------------------------------------------------------------
+
+RATE_LIMITED = E(
+    "rate_limited",
+    "rate_limited",
+    "Too many requests; try again later.",
+    "Too many requests: the `Retry-After` header says when to retry (403 where the operation lists "
+    "no 429). Raised as `errors.RateLimited(retry_after, message)`.",
+)
+INTERNAL_ERROR = E(
+    "internal_error",
+    "internal",
+    "An unexpected error occurred; it has been logged with request id {request_id}.",
+    "An unexpected fault: the body's `request_id` is in the service's log (403 where the operation "
+    "lists no 500). Never a stack trace.",
+)
+
+
+def by_code(code: str, kind: Kind = "invalid") -> ErrorCode:
+    """The entry of a code that arrives as data (an outbound request's failure)."""
+    for entry in catalogue():
+        if entry.code == code and entry.kind == kind:
+            return entry
+    raise KeyError(f"{code!r} ({kind}) is not in the error catalogue")
+
+
+def catalogue() -> list[ErrorCode]:
+    """Every entry above, in the order declared."""
+    return [value for value in globals().values() if isinstance(value, ErrorCode)]
