@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
@@ -79,16 +79,64 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
+UPLOAD_BYTES_PER_SECOND = 64 * 1024  # the slowest upload a body deadline allows for
+
+
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 0
+    return 0
+
+
+class BodyDeadline:
+    """The `receive` of one request, with one deadline for its whole body, so a client that
+    trickles a body (or stops sending one) cannot hold a connection and a task for long. The clock
+    starts when the body is first asked for; past the deadline the request reads as disconnected,
+    which the readers of bodies answer with 400 `incomplete_body` (the server then closes the
+    connection, since the rest of the body was never read)."""
+
+    __slots__ = ("_deadline", "_longest", "_receive", "_scope", "_seconds")
+
+    def __init__(self, scope: Scope, receive: Receive, seconds: int, longest: int) -> None:
+        self._scope = scope
+        self._receive = receive
+        self._seconds = seconds
+        self._longest = longest  # bytes: a declared length beyond it earns no more time
+        self._deadline: float | None = None
+
+    async def __call__(self) -> Message:
+        if self._deadline is None:
+            allowance = min(_declared_length(self._scope), self._longest) / UPLOAD_BYTES_PER_SECOND
+            self._deadline = asyncio.get_running_loop().time() + self._seconds + allowance
+        try:
+            async with asyncio.timeout_at(self._deadline):
+                return await self._receive()
+        except TimeoutError:
+            log.debug("request body not received in time (%s %s)", self._scope["method"], self._scope["path"])
+            return {"type": "http.disconnect"}
+
+
 class FastPaths:
     """Sends the hot routes straight to their endpoints, past Starlette's routing and middleware
-    layers (about 8 microseconds a request); everything else goes through Starlette."""
+    layers (about 8 microseconds a request); everything else goes through Starlette. Every
+    request's body gets a deadline (`BodyDeadline`)."""
 
-    def __init__(self, app: Starlette, routes: dict[str, tuple[frozenset[str], Endpoint]]) -> None:
+    def __init__(
+        self,
+        app: Starlette,
+        routes: dict[str, tuple[frozenset[str], Endpoint]],
+        body_timeout: int,
+        longest_body: int,
+    ) -> None:
         self.app = app
         self.routes = routes
+        self.body_timeout = body_timeout
+        self.longest_body = longest_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            receive = BodyDeadline(scope, receive, self.body_timeout, self.longest_body)
             route = self.routes.get(scope["path"])
             if route is not None and scope["method"] in route[0]:
                 scope["app"] = self.app  # what `request.app` reads
@@ -143,6 +191,8 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             "/api/seller/": (seller_methods, seller.endpoint),
             "/api/seller": (seller_methods, seller.endpoint),
         },
+        body_timeout=settings.body_timeout,
+        longest_body=settings.max_upload_bytes,
     )
 
 

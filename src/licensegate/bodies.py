@@ -3,9 +3,14 @@ a body over its limit is refused before it is all in memory."""
 
 from __future__ import annotations
 
-from starlette.requests import Request
+import logging
+
+from starlette.requests import ClientDisconnect, Request
 
 from licensegate.domain import errorcodes
+from licensegate.domain.errors import Refusal
+
+log = logging.getLogger("licensegate.api")
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:
@@ -17,12 +22,22 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
             raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
+            chunks.append(chunk)
+    except ClientDisconnect as exc:
+        raise incomplete_body() from exc
     return b"".join(chunks)
+
+
+def incomplete_body() -> Refusal:
+    """The client's fault, so worth a debug line only: it went away mid-body (the answer goes
+    nowhere), sent a malformed chunk, or was slower than the body deadline (`app.BodyDeadline`)."""
+    log.debug("request body incomplete: the client disconnected, sent a malformed chunk or was too slow")
+    return errorcodes.INCOMPLETE_BODY()
 
 
 def content_type_of(request: Request) -> str:

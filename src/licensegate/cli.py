@@ -150,9 +150,7 @@ def cmd_reseal(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from granian.constants import Interfaces, Loops
-    from granian.server import Server
-
+    from licensegate import server
     from licensegate.store import migrate
 
     for flag, name in ((args.host, "HOST"), (args.port, "PORT"), (args.workers, "WORKERS")):
@@ -166,18 +164,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"({settings.workers} worker(s), {settings.database_url.split(':', 1)[0]})",
         file=sys.stderr,
     )
-    Server(
-        "licensegate.app:create_app",
-        address=settings.host,
-        port=settings.port,
-        interface=Interfaces.ASGI,
-        workers=settings.workers,
-        loop=Loops.uvloop,
-        factory=True,
-        log_level=settings.log_level,  # type: ignore[arg-type]
-        log_access=False,
-        backlog=2048,
-    ).serve()
+    server.run(settings)
     return 0
 
 

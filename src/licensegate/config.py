@@ -69,6 +69,30 @@ class Settings:
     host: str = setting("127.0.0.1", "address to listen on")
     port: int = setting(8000, "port to listen on", minimum=0)
     workers: int = setting(1, "worker processes (about one per core)", minimum=1)
+    backlog: int = setting(
+        2048,
+        "connections the operating system queues until a worker accepts them (the listen backlog; "
+        "Linux caps it at `net.core.somaxconn`)",
+        minimum=128,
+    )
+    worker_connections: int = setting(
+        10_000,
+        "open connections each worker process serves at once; more wait in the backlog. Each takes "
+        "a file descriptor: `serve` raises its open-file limit as far as allowed and lowers this to fit",
+        minimum=16,
+    )
+    header_timeout: int = setting(
+        15,
+        "seconds a connection may take to send a request's headers, counted from when it opens or "
+        "its previous answer was sent (so also how long an idle keep-alive connection stays open)",
+        minimum=1,
+    )
+    body_timeout: int = setting(
+        20,
+        "seconds a request body may take to arrive in full (uploads: one more second per 64 KiB "
+        "declared); a slower body is refused with 400 `incomplete_body`",
+        minimum=1,
+    )
     max_query_bytes: int = setting(16 * 1024, "largest query string accepted (400 above)", minimum=1024)
     max_body_bytes: int = setting(
         64 * 1024, "largest request body accepted, except file uploads (400 above)", minimum=1024

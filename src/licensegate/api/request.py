@@ -9,9 +9,9 @@ from urllib.parse import unquote_plus
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from licensegate.bodies import content_type_of, read_body
+from licensegate.bodies import content_type_of, incomplete_body, read_body
 from licensegate.domain import errorcodes
 
 MAX_FIELDS = 200
@@ -90,6 +90,8 @@ async def read_multipart(
         raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
     try:
         form = await request.form(max_files=len(file_fields), max_fields=MAX_FIELDS, max_part_size=64 * 1024)
+    except ClientDisconnect as exc:
+        raise incomplete_body() from exc
     except (MultiPartException, HTTPException) as exc:
         raise errorcodes.INVALID_MULTIPART(reason=getattr(exc, "message", exc)) from exc
     fields: dict[str, str] = {}

@@ -100,6 +100,14 @@ LENGTH_REQUIRED = E(
     "A multipart request must declare its Content-Length.",
     "A multipart upload did not declare its length.",
 )
+INCOMPLETE_BODY = E(
+    "incomplete_body",
+    "invalid",
+    "The request body did not arrive in full (the connection ended, a chunk was malformed, or it "
+    "arrived too slowly).",
+    "The client went away in the middle of its body, sent a malformed chunk, or sent its body more "
+    "slowly than `LICENSEGATE_BODY_TIMEOUT` allows. The connection is closed after this answer.",
+)
 INVALID_MULTIPART = E(
     "invalid_multipart",
     "invalid",
