@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 async def upload_operation() -> AsyncIterator[None]:
     async def receive(call: SellerCall) -> dict[str, Any]:
         upload = call.uploads.get("file")
-        content = await upload.read() if upload is not None else b""
+        content = upload.file.read() if upload is not None else b""
         return {
             "name": call.args.text("name"),
             "size": len(content),

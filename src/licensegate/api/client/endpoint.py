@@ -104,7 +104,6 @@ async def handle(
         services=services,
         args=op.parse_args(raw),
         ip=client_ip(request.scope, settings.trusted_proxies),
-        request=request,
         ownerid=ownerid,
         app=app,
         session=session,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.requests import Request
-
 from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited
@@ -31,7 +29,6 @@ class ClientCall:
     services: Services
     args: Args
     ip: str
-    request: Request
     ownerid: str
     app: ClientApp
     session: ClientSession | None

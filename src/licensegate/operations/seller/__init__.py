@@ -25,6 +25,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
 )
 
 # isort: on
-from licensegate.operations.seller.registry import SellerCall, registry
+from licensegate.operations.seller.invoke import invoke
+from licensegate.operations.seller.registry import Caller, SellerCall, Upload, registry
 
-__all__ = ["SellerCall", "registry"]
+__all__ = ["Caller", "SellerCall", "Upload", "invoke", "registry"]

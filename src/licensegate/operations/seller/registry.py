@@ -1,17 +1,43 @@
-"""The seller API's operation registry and the context each handler receives."""
+"""The seller operations' registry, who calls them (`Caller`) and the context each handler
+receives (`SellerCall`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from starlette.datastructures import UploadFile
-from starlette.requests import Request
+from typing import Any, BinaryIO
 
 from licensegate.domain.sellerkeys import SellerIdentity
 from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
 from licensegate.store.database import Database
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls a seller operation: their identity (the application, the role, the permission
+    areas and, for a reseller, the scope of what it sees), their address, and how they came in
+    (`via`: the audit log names the owner as `<owner> (<via>)`, e.g. `seller key 3f0c1a`, or
+    `dashboard`; a reseller or manager is named by its username)."""
+
+    identity: SellerIdentity
+    ip: str | None = None
+    via: str = ""
+
+    @property
+    def actor(self) -> str:
+        identity = self.identity
+        if identity.member_username is not None:
+            return identity.member_username
+        return f"{identity.owner} ({self.via})" if self.via else identity.owner
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file sent with a call: the name its sender gave it and its content (read from the start)."""
+
+    filename: str | None
+    file: BinaryIO
 
 
 @dataclass(slots=True)
@@ -26,11 +52,9 @@ class AuditNote:
 @dataclass(slots=True)
 class SellerCall:
     services: Services
-    identity: SellerIdentity
+    caller: Caller
     args: Args
-    ip: str
-    request: Request
-    uploads: dict[str, UploadFile] = field(default_factory=dict)
+    uploads: Mapping[str, Upload] = field(default_factory=dict)
     audit: AuditNote | None = None
 
     def record(self, target: str | None, *, before: Any = None, after: Any = None) -> None:
@@ -38,12 +62,16 @@ class SellerCall:
         self.audit = AuditNote(target=target, before=before, after=after)
 
     @property
+    def identity(self) -> SellerIdentity:
+        return self.caller.identity
+
+    @property
     def db(self) -> Database:
         return self.services.db
 
     @property
     def app_id(self) -> int:
-        return self.identity.app_id
+        return self.caller.identity.app_id
 
     def now(self) -> int:
         return self.services.clock.now()
