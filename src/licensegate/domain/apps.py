@@ -12,7 +12,7 @@ from licensegate.secretbox import SecretBox
 from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import subscriptions as subscription_store
-from licensegate.store.database import Database, Row
+from licensegate.store.database import Database, Executor, Row
 
 MAX_NAME = 64
 DEFAULT_SUBSCRIPTION = ("default", "1")  # every new application can redeem level-1 keys at once
@@ -136,3 +136,13 @@ async def create_application(db: Database, box: SecretBox, *, owner: str, name: 
         public_key=keys.public_key,
         secret=keys.secret,
     )
+
+
+async def find_for_client(db: Executor, ownerid: str, name: str | None) -> ClientApp:
+    """The application a client names by its owner's id and its name."""
+    if not name:
+        raise errorcodes.MISSING_NAME()
+    row = await app_store.find_for_client(db, ownerid, name)
+    if row is None:
+        raise errorcodes.UNKNOWN_APPLICATION()
+    return ClientApp.from_row(row)

@@ -158,6 +158,20 @@ async def send_as_user(
         )
 
 
+async def send_from_session(
+    db: Database, app_id: int, channel_name: str, *, user_id: int, message: str, now: int
+) -> None:
+    """The client API's Send Message: the logged-in session's user, by id (a rename cannot get in
+    between), sends under the chat rules of `send_as_user`. A user deleted a moment ago is 403
+    `session_not_found` (deleting a user ends its sessions)."""
+    user = await user_store.find_by_id(db, app_id, user_id)
+    if user is None:
+        raise errorcodes.SESSION_GONE()
+    await send_as_user(
+        db, app_id, channel_name, user_id=user_id, username=user["username"], message=message, now=now
+    )
+
+
 async def _insert_and_prune(
     tx: Executor, app_id: int, channel_id: int, *, author: str, role: str, message: str, now: int
 ) -> None:

@@ -6,10 +6,11 @@ active it is. An unexpired session with `validated` 1 is a user online."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from licensegate import ids
-from licensegate.domain import errorcodes
+from licensegate.domain import apps, errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
 from licensegate.store import hashes as hash_store
@@ -23,6 +24,50 @@ Message = Callable[..., str]
 # fetchOnline shows at most this many characters of a credential (a license key is a secret).
 VISIBLE_CREDENTIAL = 10
 ONLINE_LIMIT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSession:
+    id: str
+    user_id: int | None
+    credential: str | None
+    validated: bool
+    expires_at: int
+    recorded: tuple[Any, ...] | None = None  # what its login recorded (store.sessions.login_record)
+
+
+async def identify(
+    db: Executor, *, ownerid: str, name: str | None, session_id: str | None, now: int
+) -> tuple[ClientApp, ClientSession | None]:
+    """The application a client call belongs to and, unless `session_id` is None (the operation
+    needs none), its live session.
+
+    With a session the application comes from the session's own row (one query for both); the
+    ownerid (and name, when sent) must be that session's application's.
+    """
+    if not ownerid:
+        raise errorcodes.MISSING_OWNERID()
+    if session_id is None:
+        return await apps.find_for_client(db, ownerid, name), None
+    if not session_id:
+        raise errorcodes.MISSING_SESSION()
+    row = await store.find_with_app(db, session_id[:128])
+    if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
+        if name is not None:
+            await apps.find_for_client(db, ownerid, name)  # an unknown application is 401
+        raise errorcodes.SESSION_GONE()
+    app = ClientApp.from_row(row)
+    if row["session_expires_at"] <= now:
+        raise errorcodes.SESSION_EXPIRED()
+    session = ClientSession(
+        id=row["session_id"],
+        user_id=row["user_id"],
+        credential=row["credential"],
+        validated=bool(row["validated"]),
+        expires_at=row["session_expires_at"],
+        recorded=store.recorded_login(row),
+    )
+    return app, session
 
 
 async def start(

@@ -20,63 +20,15 @@ from licensegate.api.envelope import (
     unexpected_fault,
 )
 from licensegate.api.request import merge, read_form_body, read_query
-from licensegate.domain import errorcodes
-from licensegate.domain.apps import ClientApp
+from licensegate.domain import errorcodes, sessions
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
-from licensegate.operations.client.registry import ClientCall, ClientSession, registry
+from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Operation
 from licensegate.services import Services
-from licensegate.store import apps as app_store
-from licensegate.store import sessions as session_store
-from licensegate.store.database import Database, Row
+from licensegate.store.database import Database
 
 MAX_ECHOED_OWNERID = 64
-
-
-async def _app_by_name(db: Database, ownerid: str, name: str | None) -> ClientApp:
-    if not name:
-        raise errorcodes.MISSING_NAME()
-    row = await app_store.find_for_client(db, ownerid, name)
-    if row is None:
-        raise errorcodes.UNKNOWN_APPLICATION()
-    return ClientApp.from_row(row)
-
-
-async def identify(
-    db: Database, op: Operation[ClientCall], raw: dict[str, str], now: int
-) -> tuple[ClientApp, ClientSession | None]:
-    """The calling application, and its session where the operation needs one.
-
-    With a session the application comes from the session's own row (one query for both); the
-    ownerid (and name, when sent) must be that session's application's.
-    """
-    ownerid = raw.get("ownerid", "").strip()
-    if not ownerid:
-        raise errorcodes.MISSING_OWNERID()
-    name = raw.get("name", "").strip() or None
-    if op.requires == "app":
-        return await _app_by_name(db, ownerid, name), None
-    session_id = raw.get("sessionid", "").strip()
-    if not session_id:
-        raise errorcodes.MISSING_SESSION()
-    row: Row | None = await session_store.find_with_app(db, session_id[:128])
-    if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
-        if name is not None:
-            await _app_by_name(db, ownerid, name)  # an unknown application is 401
-        raise errorcodes.SESSION_GONE()
-    app = ClientApp.from_row(row)
-    if row["session_expires_at"] <= now:
-        raise errorcodes.SESSION_EXPIRED()
-    session = ClientSession(
-        id=row["session_id"],
-        user_id=row["user_id"],
-        credential=row["credential"],
-        validated=bool(row["validated"]),
-        expires_at=row["session_expires_at"],
-        recorded=session_store.recorded_login(row),
-    )
-    return app, session
 
 
 async def handle(
@@ -91,7 +43,13 @@ async def handle(
     settings = services.settings
     ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
     now = services.clock.now()
-    app, session = await identify(db, op, raw, now)
+    app, session = await sessions.identify(
+        db,
+        ownerid=raw.get("ownerid", "").strip(),
+        name=raw.get("name", "").strip() or None,
+        session_id=None if op.requires == "app" else raw.get("sessionid", "").strip(),
+        now=now,
+    )
     if not app.enabled:
         overrides = await services.messages.get(db, app.id)
         raise errorcodes.APP_DISABLED(Messages(overrides)("appdisabled"))

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import chat, errorcodes
+from licensegate.domain import chat
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
-from licensegate.store import users as user_store
 
 GROUP = "Chat"
 CHANNEL = Param("channel", required=True, max_length=chat.MAX_CHANNEL_NAME, doc="the channel's name")
@@ -63,18 +62,14 @@ async def send(call: ClientCall) -> dict[str, Any]:
     seconds, counts from the user's last message in it; the message is the application's
     `chatHitDelay`); `empty_message`, `parameter_too_long` (over 2000 characters) (400). The
     channel keeps the application's chat history length of newest messages."""
-    session = call.live_session
-    assert session.user_id is not None  # a logged-in session has its user
-    user = await user_store.find_by_id(call.db, call.app.id, session.user_id)
-    if user is None:  # deleted a moment ago (deleting a user ends its sessions)
-        raise errorcodes.SESSION_GONE()
+    user_id = call.live_session.user_id
+    assert user_id is not None  # a logged-in session has its user
     try:
-        await chat.send_as_user(
+        await chat.send_from_session(
             call.db,
             call.app.id,
             call.args.text("channel"),
-            user_id=session.user_id,
-            username=user["username"],
+            user_id=user_id,
             message=call.args.text("message"),
             now=call.now(),
         )

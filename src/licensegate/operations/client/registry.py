@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited
 from licensegate.domain.messages import Messages
+from licensegate.domain.sessions import ClientSession
 from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
 from licensegate.store.database import Database
-
-
-@dataclass(frozen=True, slots=True)
-class ClientSession:
-    id: str
-    user_id: int | None
-    credential: str | None
-    validated: bool
-    expires_at: int
-    recorded: tuple[Any, ...] | None = None  # what its login recorded (store.sessions.login_record)
 
 
 @dataclass(slots=True)

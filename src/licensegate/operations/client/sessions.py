@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import errorcodes, sessions
+from licensegate.domain import errorcodes, sessions, settings
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
-from licensegate.store import apps as app_store
 
 NOT_COUNTED = "N/A - Use fetchStats()"
 
@@ -105,10 +104,10 @@ async def fetch_online(call: ClientCall) -> dict[str, Any]:
 )
 async def fetch_stats(call: ClientCall) -> dict[str, Any]:
     """The application's users, users online and license keys."""
-    counts = await app_store.stats(call.db, call.app.id, call.now())
+    counts = await settings.stats(call.db, call.app.id, call.now())
     return {
         "message": "Successfully fetched stats",
         "appinfo": _appinfo(
-            call, str(counts["users"]), str(counts["sessions_online"]), str(counts["keys_total"])
+            call, str(counts["users"]), str(counts["sessions"]["online"]), str(counts["keys"]["total"])
         ),
     }
