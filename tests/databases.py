@@ -113,11 +113,15 @@ def _idle_databases(conn: Connection) -> list[tuple[str, str | None]]:
 
 
 def _rename(conn: Connection, old: str, new: str) -> bool:
-    """Take over `old`; False when another process took it first or something still uses it."""
+    """Take over `old`; False when another process took it first, is dropping it (we do not wait
+    for that) or something still uses it."""
     try:
+        conn.execute("SET lock_timeout = '200ms'")
         conn.execute(f'ALTER DATABASE "{old}" RENAME TO "{new}"')
     except psycopg.Error:
         return False
+    finally:
+        conn.execute("RESET lock_timeout")
     return True
 
 
