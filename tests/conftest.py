@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from licensegate.app import build_app
 from licensegate.clock import MovableClock
@@ -16,6 +18,20 @@ from licensegate.services import Services
 from tests import databases
 from tests.helpers import Seller, create_seller
 from tests.live import LiveServer, start_server
+
+
+class LiveModulesTogether(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type hints
+    """xdist's `load` distribution, except that all tests of a live-server module
+    (tests/**/test_live_*.py) go to one test process, which then starts that module's servers
+    once instead of once in each process that runs some of its tests."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return path if Path(path).name.startswith("test_live_") else nodeid
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
+    return LiveModulesTogether(config, log) if config.getoption("dist") == "load" else None
 
 
 @pytest.fixture(scope="session")

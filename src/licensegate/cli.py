@@ -68,16 +68,16 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_create_app(args: argparse.Namespace) -> int:
+def create_app(settings: Settings, owner: str, name: str) -> dict[str, str]:
+    """Create the owner account if missing and its application `name` (what `create-app` prints)."""
     from licensegate.clock import SystemClock
     from licensegate.domain.apps import create_application
     from licensegate.store import migrate
 
-    settings = _settings(args.database)
     migrate.ensure_schema(settings.database_url)
 
     async def run(db: Database, box: SecretBox) -> dict[str, str]:
-        created = await create_application(db, box, owner=args.owner, name=args.name, now=SystemClock().now())
+        created = await create_application(db, box, owner=owner, name=name, now=SystemClock().now())
         return {
             "ownerid": created.ownerid,
             "name": created.name,
@@ -86,7 +86,11 @@ def cmd_create_app(args: argparse.Namespace) -> int:
             "secret": created.secret,
         }
 
-    print(json.dumps(_with_database(settings, run)))
+    return _with_database(settings, run)
+
+
+def cmd_create_app(args: argparse.Namespace) -> int:
+    print(json.dumps(create_app(_settings(args.database), args.owner, args.name)))
     return 0
 
 

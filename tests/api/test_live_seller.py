@@ -7,14 +7,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.live import LiveServer
+from tests.live import LiveServer, create_app_by_command
 from tests.live import seller_call as call
 
 pytestmark = pytest.mark.server
 
 
 def test_create_app_then_a_seller_call_works(live_server: LiveServer) -> None:
-    created = live_server.create_app("live-owner", "live-app")
+    created = create_app_by_command(live_server.database_url, live_server.data_dir, "live-owner", "live-app")
     response = call(live_server, created["sellerkey"], "setseller")
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
