@@ -4,7 +4,7 @@ A key has a level and a duration. Redeeming it grants the user every subscriptio
 each running for the key's duration from the moment of redemption; the grants remember the key
 (`user_subscriptions.key_id`), so deleting the key can take back exactly what it gave.
 
-With a reseller caller (`reseller`), every operation sees only the keys that reseller generated:
+The seller-side functions take the caller's `Scope`; a reseller's sees only the keys it generated:
 another creator's key is "not found". Time a reseller gives out (new keys, added time) is paid
 from its balance in the same transaction (domain.team).
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from licensegate.domain import errorcodes, keygen, team
 from licensegate.domain import users as users_domain
-from licensegate.domain.sellerkeys import Reseller
+from licensegate.domain.permissions import Scope
 from licensegate.domain.subscriptions import get as get_subscription
 from licensegate.store import apps as app_store
 from licensegate.store import licenses as store
@@ -54,13 +54,8 @@ def duration_seconds(days: float, what: str) -> int:
     return seconds
 
 
-def _scope(reseller: Reseller | None) -> int | None:
-    """The account whose keys alone are visible (a reseller's), or None for every key."""
-    return None if reseller is None else reseller.account_id
-
-
-async def get(db: Executor, app_id: int, key: str, *, reseller: Reseller | None = None) -> Row:
-    row = await store.find(db, app_id, key, reseller_id=_scope(reseller))
+async def get(db: Executor, scope: Scope, key: str) -> Row:
+    row = await store.find(db, scope.app_id, key, reseller_id=scope.reseller_id)
     if row is None:
         raise errorcodes.KEY_NOT_FOUND(key=key)
     return row
@@ -87,15 +82,14 @@ class KeySpec:
     note: str | None = None
     generated_by: str = "SellerAPI"
     account_id: int | None = None
-    # A reseller generating: only its levels, paid from its balance, recorded as the creator.
-    reseller: Reseller | None = None
 
 
-async def generate(db: Database, app_id: int, spec: KeySpec, now: int) -> list[str]:
+async def generate(db: Database, scope: Scope, spec: KeySpec, now: int) -> list[str]:
     """Create `amount` keys from the mask, all in one transaction (all or none). A reseller
-    pays `amount` units of the bucket matching the duration in that same transaction."""
+    generates only its levels, is recorded as the keys' creator, and pays `amount` units of the
+    bucket matching the duration in that same transaction."""
     duration = duration_seconds(spec.days, "expiry")
-    reseller = spec.reseller
+    app_id, reseller = scope.app_id, scope.reseller
     generated_by, account_id = spec.generated_by, spec.account_id
     bucket = ""
     if reseller is not None:
@@ -200,27 +194,19 @@ def export_entry(row: Row) -> dict[str, Any]:
 
 
 async def export(
-    db: Executor,
-    app_id: int,
-    which: str | None,
-    limit: int | None,
-    offset: int,
-    *,
-    reseller: Reseller | None = None,
+    db: Executor, scope: Scope, which: str | None, limit: int | None, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
     """Keys a filter selects (all when None), oldest first, and how many match in total."""
     which = which or "all"
-    scope = _scope(reseller)
-    rows = await store.list_keys(db, app_id, which, limit, offset, reseller_id=scope)
-    return [export_entry(row) for row in rows], await store.count(db, app_id, which, reseller_id=scope)
+    rows = await store.list_keys(db, scope.app_id, which, limit, offset, reseller_id=scope.reseller_id)
+    return [export_entry(row) for row in rows], await store.count(
+        db, scope.app_id, which, reseller_id=scope.reseller_id
+    )
 
 
-async def used_keys(
-    db: Executor, app_id: int, limit: int, offset: int, *, reseller: Reseller | None = None
-) -> tuple[list[dict[str, Any]], int]:
+async def used_keys(db: Executor, scope: Scope, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     """Every redeemed key (banned ones too), the latest redemption first."""
-    scope = _scope(reseller)
-    rows = await store.list_redeemed(db, app_id, limit, offset, reseller_id=scope)
+    rows = await store.list_redeemed(db, scope.app_id, limit, offset, reseller_id=scope.reseller_id)
     entries = [
         {
             "key": row["key"],
@@ -231,11 +217,11 @@ async def used_keys(
         }
         for row in rows
     ]
-    return entries, await store.count(db, app_id, "redeemed", reseller_id=scope)
+    return entries, await store.count(db, scope.app_id, "redeemed", reseller_id=scope.reseller_id)
 
 
-async def info(db: Executor, app_id: int, key: str, *, reseller: Reseller | None = None) -> dict[str, Any]:
-    row = await get(db, app_id, key, reseller=reseller)
+async def info(db: Executor, scope: Scope, key: str) -> dict[str, Any]:
+    row = await get(db, scope, key)
     user_id = row["used_by_user_id"]
     hwids = await user_store.hwids(db, user_id) if user_id is not None else []
     return {
@@ -266,90 +252,83 @@ def split_keys(text: str) -> list[str]:
     return keys
 
 
-async def _redeemer(tx: Executor, app_id: int, row: Row, reseller: Reseller | None) -> int | None:
+async def _redeemer(tx: Executor, scope: Scope, row: Row) -> int | None:
     """The user who redeemed the key, if the caller may act on that user: anyone for the owner
     and managers, only its own users for a reseller."""
     user_id: int | None = row["used_by_user_id"]
-    if user_id is None or reseller is None:
+    if user_id is None or scope.reseller is None:
         return user_id
-    mine = await user_store.find_by_id(tx, app_id, user_id, reseller_id=reseller.account_id)
+    mine = await user_store.find_by_id(tx, scope.app_id, user_id, reseller_id=scope.reseller.account_id)
     return None if mine is None else user_id
 
 
-async def _delete_rows(
-    tx: Executor, app_id: int, rows: list[Row], user_too: bool, reseller: Reseller | None
-) -> int:
+async def _delete_rows(tx: Executor, scope: Scope, rows: list[Row], user_too: bool) -> int:
     """Delete the keys, the grants they made and, with `user_too`, the users who redeemed them
     (a reseller's own users only)."""
     key_ids = [row["id"] for row in rows]
     await store.delete_grants_of(tx, key_ids)
     if user_too:
-        redeemers = {await _redeemer(tx, app_id, row, reseller) for row in rows} - {None}
+        redeemers = {await _redeemer(tx, scope, row) for row in rows} - {None}
         # Ascending ids: concurrent deletions lock users in the same order.
         for user_id in sorted(uid for uid in redeemers if uid is not None):
             await users_domain.delete(tx, user_id)
     return await store.delete_ids(tx, key_ids)
 
 
-async def delete(
-    db: Database, app_id: int, key: str, *, user_too: bool, reseller: Reseller | None = None
-) -> None:
+async def delete(db: Database, scope: Scope, key: str, *, user_too: bool) -> None:
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key, reseller=reseller)
-        await _delete_rows(tx, app_id, [row], user_too, reseller)
+        row = await get(tx, scope, key)
+        await _delete_rows(tx, scope, [row], user_too)
 
 
-async def delete_many(
-    db: Database, app_id: int, keys: list[str], *, user_too: bool, reseller: Reseller | None = None
-) -> int:
+async def delete_many(db: Database, scope: Scope, keys: list[str], *, user_too: bool) -> int:
     """All or nothing: when any key is unknown nothing is deleted."""
     async with db.transaction() as tx:
-        rows = await store.find_many(tx, app_id, keys, reseller_id=_scope(reseller))
+        rows = await store.find_many(tx, scope.app_id, keys, reseller_id=scope.reseller_id)
         found = {row["key"] for row in rows}
         missing = [key for key in keys if key not in found]
         if missing:
             shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
             raise errorcodes.KEY_NOT_FOUND(f"No license key found for: {shown}. Nothing was deleted.")
-        return await _delete_rows(tx, app_id, rows, user_too, reseller)
+        return await _delete_rows(tx, scope, rows, user_too)
 
 
-async def delete_matching(db: Executor, app_id: int, which: str, *, reseller: Reseller | None = None) -> int:
+async def delete_matching(db: Executor, scope: Scope, which: str) -> int:
     """Bulk delete (`unused`, `used` or `all`). The users keep the time the keys gave them."""
-    return await store.delete_matching(db, app_id, which, reseller_id=_scope(reseller))
+    return await store.delete_matching(db, scope.app_id, which, reseller_id=scope.reseller_id)
 
 
-async def delete_for_subscription(
-    db: Database, app_id: int, sub_name: str, *, unused_only: bool, reseller: Reseller | None = None
-) -> int:
+async def delete_for_subscription(db: Database, scope: Scope, sub_name: str, *, unused_only: bool) -> int:
     """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
     async with db.transaction() as tx:
-        sub = await get_subscription(tx, app_id, sub_name)
+        sub = await get_subscription(tx, scope.app_id, sub_name)
         return await store.delete_level(
-            tx, app_id, sub["level"], "unused" if unused_only else "all", reseller_id=_scope(reseller)
+            tx, scope.app_id, sub["level"], "unused" if unused_only else "all", reseller_id=scope.reseller_id
         )
 
 
-async def add_time(
-    db: Database, app_id: int, days: float, key: str | None, *, reseller: Reseller | None = None
-) -> int:
+async def add_time(db: Database, scope: Scope, days: float, key: str | None) -> int:
     """Without a key, lengthen every unused key. With a key: an unused key gets a longer
     duration; a used key's grants expire later. Returns how many keys or grants changed.
 
     A reseller pays one unit of the bucket matching the added time per key it lengthens."""
+    reseller = scope.reseller
     seconds = duration_seconds(days, "time")
     bucket = "" if reseller is None else team.bucket_for(seconds)
     if key is None:
         if reseller is None:
-            return await store.add_time_to_unused(db, app_id, seconds)
+            return await store.add_time_to_unused(db, scope.app_id, seconds)
         async with db.transaction() as tx:
             await team.hold(tx, reseller)
-            updated = await store.add_time_to_unused(tx, app_id, seconds, reseller_id=reseller.account_id)
+            updated = await store.add_time_to_unused(
+                tx, scope.app_id, seconds, reseller_id=reseller.account_id
+            )
             await team.spend(tx, reseller, bucket, updated)
             return updated
     async with db.transaction() as tx:
         if reseller is not None:
             await team.hold(tx, reseller)
-        row = await get(tx, app_id, key, reseller=reseller)
+        row = await get(tx, scope, key)
         # Conditional, so a redemption that lands first is seen and its grants extended instead.
         if row["status"] == "unused" and await store.add_time_if_unused(tx, row["id"], seconds):
             changed = 1
@@ -360,35 +339,32 @@ async def add_time(
         return changed
 
 
-async def set_note(
-    db: Executor, app_id: int, key: str, note: str, *, reseller: Reseller | None = None
-) -> None:
-    if not await store.set_note(db, app_id, key, note, reseller_id=_scope(reseller)):
+async def set_note(db: Executor, scope: Scope, key: str, note: str) -> None:
+    if not await store.set_note(db, scope.app_id, key, note, reseller_id=scope.reseller_id):
         raise errorcodes.KEY_NOT_FOUND(key=key)
 
 
 async def change_level(
     db: Database,
-    app_id: int,
+    scope: Scope,
     key: str,
     *,
     sub_name: str | None,
     level: str | None,
-    reseller: Reseller | None = None,
 ) -> str:
     """Give an unused key another level (a subscription's, or a level directly); the new level."""
     if (sub_name is None) == (level is None):
         raise errorcodes.SUB_OR_LEVEL()
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key, reseller=reseller)
+        row = await get(tx, scope, key)
         if sub_name is not None:
-            new_level: str = (await get_subscription(tx, app_id, sub_name))["level"]
+            new_level: str = (await get_subscription(tx, scope.app_id, sub_name))["level"]
         else:
             assert level is not None
             new_level = level
-            await _require_level(tx, app_id, new_level)
-        if reseller is not None:
-            team.check_level(reseller, new_level)
+            await _require_level(tx, scope.app_id, new_level)
+        if scope.reseller is not None:
+            team.check_level(scope.reseller, new_level)
         if not await store.set_level_if_unused(tx, row["id"], new_level):
             raise errorcodes.KEY_ALREADY_USED(key=key)
     return new_level
@@ -396,32 +372,31 @@ async def change_level(
 
 async def ban(
     db: Database,
-    app_id: int,
+    scope: Scope,
     key: str,
     reason: str,
     *,
     user_too: bool,
     now: int,
-    reseller: Reseller | None = None,
 ) -> None:
     """Ban the key (a new reason replaces an old one); with `user_too` also ban the user who
     redeemed it (for a reseller, only its own user), which blacklists their HWIDs and IP."""
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key, reseller=reseller)
+        row = await get(tx, scope, key)
         await store.set_ban(tx, row["id"], reason)
-        user_id = await _redeemer(tx, app_id, row, reseller) if user_too else None
+        user_id = await _redeemer(tx, scope, row) if user_too else None
         if user_id is not None:
-            await users_domain.ban(tx, app_id, user_id, reason, now)
+            await users_domain.ban(tx, scope.app_id, user_id, reason, now)
 
 
-async def unban(db: Database, app_id: int, key: str, *, reseller: Reseller | None = None) -> None:
+async def unban(db: Database, scope: Scope, key: str) -> None:
     """Lift the key's ban and, when it was redeemed, the ban of the user who redeemed it (for a
     reseller, only its own user)."""
     async with db.transaction() as tx:
-        row = await get(tx, app_id, key, reseller=reseller)
+        row = await get(tx, scope, key)
         if row["banned_reason"] is None:
             raise errorcodes.KEY_NOT_BANNED(key=key)
         await store.set_ban(tx, row["id"], None)
-        user_id = await _redeemer(tx, app_id, row, reseller)
+        user_id = await _redeemer(tx, scope, row)
         if user_id is not None:
-            await users_domain.unban(tx, app_id, user_id)
+            await users_domain.unban(tx, scope.app_id, user_id)

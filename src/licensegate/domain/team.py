@@ -17,16 +17,17 @@ from typing import Any
 from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
 from licensegate.domain.apps import check_name
-from licensegate.domain.sellerkeys import (
+from licensegate.domain.errors import ErrorCode
+from licensegate.domain.permissions import (
     MANAGER,
     MANAGER_AREAS,
     OWNER_ONLY,
     RESELLER,
     RESELLER_AREAS,
     Reseller,
-    issue_key,
     parse_levels,
 )
+from licensegate.domain.sellerkeys import issue_key
 from licensegate.passwords import Passwords
 from licensegate.store import team as store
 from licensegate.store.database import Database, Executor, Row
@@ -116,7 +117,7 @@ async def list_team(db: Executor, app_id: int) -> tuple[list[dict[str, Any]], li
     return resellers, managers
 
 
-_NOT_FOUND = {
+_NOT_FOUND: dict[str | None, ErrorCode] = {
     None: errorcodes.ACCOUNT_NOT_FOUND,
     RESELLER: errorcodes.RESELLER_NOT_FOUND,
     MANAGER: errorcodes.MANAGER_NOT_FOUND,

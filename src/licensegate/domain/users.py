@@ -1,7 +1,7 @@
 """End users of an application: accounts, HWIDs, bans and their subscriptions, as the owner
 manages them and as a logged-in user changes their own account from the client (rename, ban).
 
-With a reseller caller (`reseller`), the seller's view covers only the users that reseller
+The seller-side functions take the caller's `Scope`; a reseller's covers only the users it
 owns (it created them): any other user is "not found", and bulk operations (`all`) act on its
 own users only. Time a reseller gives (new users, extensions) is paid from its balance in the
 same transaction (domain.team).
@@ -14,7 +14,7 @@ from typing import Any
 
 from licensegate.domain import errorcodes, subscriptions, team
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.sellerkeys import Reseller
+from licensegate.domain.permissions import Scope
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.store import apps as app_store
@@ -105,13 +105,8 @@ def _clock_base(sub: Row, now: int) -> int:
     return now if paused_at is None else paused_at
 
 
-def _scope(reseller: Reseller | None) -> int | None:
-    """The account whose users alone are visible (a reseller's), or None for every user."""
-    return None if reseller is None else reseller.account_id
-
-
-async def get(db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None) -> Row:
-    row = await store.find(db, app_id, username, reseller_id=_scope(reseller))
+async def get(db: Executor, scope: Scope, username: str) -> Row:
+    row = await store.find(db, scope.app_id, username, reseller_id=scope.reseller_id)
     if row is None:
         raise errorcodes.USER_NOT_FOUND(username=username)
     return row
@@ -120,7 +115,7 @@ async def get(db: Executor, app_id: int, username: str, *, reseller: Reseller | 
 async def create(
     db: Database,
     passwords: Passwords,
-    app_id: int,
+    scope: Scope,
     *,
     username: str,
     sub_name: str,
@@ -129,13 +124,13 @@ async def create(
     email: str | None,
     hwid_lock: bool,
     now: int,
-    reseller: Reseller | None = None,
 ) -> int:
     """Create a user holding one grant of `sub_name` for `days`. Returns its expiry.
 
     With no password, the user's first login sets it. A reseller's user belongs to it; the
     reseller needs the subscription's level among its own and pays one unit of the bucket
     matching the duration."""
+    reseller = scope.reseller
     check_username(username)
     if email is not None:
         check_email(email)
@@ -146,19 +141,19 @@ async def create(
     async with db.transaction() as tx:
         if reseller is not None:
             await team.hold(tx, reseller)
-        sub = await subscriptions.get(tx, app_id, sub_name)
+        sub = await subscriptions.get(tx, scope.app_id, sub_name)
         if reseller is not None:
             team.check_level(reseller, sub["level"])
-        await app_store.lock(tx, app_id)
+        await app_store.lock(tx, scope.app_id)
         user_id = await store.insert(
             tx,
-            app_id=app_id,
+            app_id=scope.app_id,
             username=username,
             password_hash=password_hash,
             email=email,
             hwid_lock=hwid_lock,
             created_by="SellerAPI" if reseller is None else reseller.username,
-            owner_account_id=_scope(reseller),
+            owner_account_id=scope.reseller_id,
             now=now,
         )
         if user_id is None:
@@ -170,28 +165,24 @@ async def create(
     return expires_at
 
 
-async def add_hwid(
-    db: Executor, app_id: int, username: str, hwid: str, now: int, *, reseller: Reseller | None = None
-) -> bool:
+async def add_hwid(db: Executor, scope: Scope, username: str, hwid: str, now: int) -> bool:
     """Let the user sign in from one more device. False when they already held this HWID."""
-    user = await get(db, app_id, username, reseller=reseller)
+    user = await get(db, scope, username)
     return await store.add_hwid(db, user["id"], hwid, now) == 1
 
 
-async def delete_by_name(
-    db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None
-) -> None:
-    user = await get(db, app_id, username, reseller=reseller)
+async def delete_by_name(db: Executor, scope: Scope, username: str) -> None:
+    user = await get(db, scope, username)
     await delete(db, user["id"])
 
 
-async def delete_all(db: Executor, app_id: int, *, reseller: Reseller | None = None) -> int:
-    return await store.delete_all(db, app_id, reseller_id=_scope(reseller))
+async def delete_all(db: Executor, scope: Scope) -> int:
+    return await store.delete_all(db, scope.app_id, reseller_id=scope.reseller_id)
 
 
-async def delete_expired(db: Executor, app_id: int, now: int, *, reseller: Reseller | None = None) -> int:
+async def delete_expired(db: Executor, scope: Scope, now: int) -> int:
     """Delete the users with no time left; a paused user is not expired."""
-    return await store.delete_expired(db, app_id, now, reseller_id=_scope(reseller))
+    return await store.delete_expired(db, scope.app_id, now, reseller_id=scope.reseller_id)
 
 
 def _when(unix_seconds: int | None) -> str | None:
@@ -203,12 +194,13 @@ def _created(unix_seconds: int) -> str:
 
 
 async def list_page(
-    db: Executor, app_id: int, *, limit: int, offset: int, reseller: Reseller | None = None
+    db: Executor, scope: Scope, *, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
     """One page of users (never their password hashes) and the total number of users."""
-    scope = _scope(reseller)
-    rows = await store.page(db, app_id, limit=limit, offset=offset, reseller_id=scope)
-    hwids = await store.hwids_of_page(db, app_id, limit=limit, offset=offset, reseller_id=scope)
+    rows = await store.page(db, scope.app_id, limit=limit, offset=offset, reseller_id=scope.reseller_id)
+    hwids = await store.hwids_of_page(
+        db, scope.app_id, limit=limit, offset=offset, reseller_id=scope.reseller_id
+    )
     users = [
         {
             "id": str(row["id"]),
@@ -223,28 +215,19 @@ async def list_page(
         }
         for row in rows
     ]
-    return users, await store.count(db, app_id, reseller_id=scope)
+    return users, await store.count(db, scope.app_id, reseller_id=scope.reseller_id)
 
 
-async def list_usernames(
-    db: Executor, app_id: int, *, limit: int, offset: int, reseller: Reseller | None = None
-) -> tuple[list[str], int]:
-    scope = _scope(reseller)
-    names = await store.usernames(db, app_id, limit=limit, offset=offset, reseller_id=scope)
-    return names, await store.count(db, app_id, reseller_id=scope)
+async def list_usernames(db: Executor, scope: Scope, *, limit: int, offset: int) -> tuple[list[str], int]:
+    names = await store.usernames(db, scope.app_id, limit=limit, offset=offset, reseller_id=scope.reseller_id)
+    return names, await store.count(db, scope.app_id, reseller_id=scope.reseller_id)
 
 
 async def verify(
-    db: Executor,
-    passwords: Passwords,
-    app_id: int,
-    username: str,
-    password: str | None,
-    *,
-    reseller: Reseller | None = None,
+    db: Executor, passwords: Passwords, scope: Scope, username: str, password: str | None
 ) -> None:
     """The user exists and, when a password is given, it is theirs."""
-    user = await get(db, app_id, username, reseller=reseller)
+    user = await get(db, scope, username)
     if password is None:
         return
     stored: str | None = user["password_hash"]
@@ -254,15 +237,13 @@ async def verify(
         raise errorcodes.PASSWORD_MISMATCH()
 
 
-async def exists(db: Executor, app_id: int, username: str, *, reseller: Reseller | None = None) -> bool:
-    return await store.find(db, app_id, username, reseller_id=_scope(reseller)) is not None
+async def exists(db: Executor, scope: Scope, username: str) -> bool:
+    return await store.find(db, scope.app_id, username, reseller_id=scope.reseller_id) is not None
 
 
-async def details(
-    db: Executor, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
-) -> dict[str, Any]:
+async def details(db: Executor, scope: Scope, username: str, now: int) -> dict[str, Any]:
     """One user's data, with only the subscriptions running now."""
-    row = await store.details(db, app_id, username, reseller_id=_scope(reseller))
+    row = await store.details(db, scope.app_id, username, reseller_id=scope.reseller_id)
     if row is None:
         raise errorcodes.USER_NOT_FOUND(username=username)
     grants = await grant_store.active_for_user(db, row["id"], now)
@@ -288,82 +269,67 @@ async def details(
     }
 
 
-async def ban_by_name(
-    db: Database, app_id: int, username: str, reason: str, now: int, *, reseller: Reseller | None = None
-) -> None:
+async def ban_by_name(db: Database, scope: Scope, username: str, reason: str, now: int) -> None:
     """Ban the user (again: a new reason replaces the old) and blacklist their HWIDs and IP."""
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username, reseller=reseller)
-        await ban(tx, app_id, user["id"], reason, now)
+        user = await get(tx, scope, username)
+        await ban(tx, scope.app_id, user["id"], reason, now)
 
 
-async def unban_by_name(
-    db: Database, app_id: int, username: str, *, reseller: Reseller | None = None
-) -> None:
+async def unban_by_name(db: Database, scope: Scope, username: str) -> None:
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username, reseller=reseller)
+        user = await get(tx, scope, username)
         if user["banned_reason"] is None:
             raise errorcodes.USER_NOT_BANNED(username=username)
-        await unban(tx, app_id, user["id"])
+        await unban(tx, scope.app_id, user["id"])
 
 
-async def rename(
-    db: Database, app_id: int, current: str, new: str, *, reseller: Reseller | None = None
-) -> None:
+async def rename(db: Database, scope: Scope, current: str, new: str) -> None:
     """Change a username, and the copies of it kept on keys, chat messages and tokens."""
     check_username(new)
     async with db.transaction() as tx:
-        await app_store.lock(tx, app_id)
-        user = await get(tx, app_id, current, reseller=reseller)
+        await app_store.lock(tx, scope.app_id)
+        user = await get(tx, scope, current)
         if new == current:
             return
-        if await store.find(tx, app_id, new) is not None:
+        if await store.find(tx, scope.app_id, new) is not None:
             raise errorcodes.USER_EXISTS(username=new)
-        await store.rename(tx, app_id, user["id"], current, new)
+        await store.rename(tx, scope.app_id, user["id"], current, new)
 
 
 async def set_password(
-    db: Executor,
-    passwords: Passwords,
-    app_id: int,
-    username: str,
-    password: str | None,
-    *,
-    reseller: Reseller | None = None,
+    db: Executor, passwords: Passwords, scope: Scope, username: str, password: str | None
 ) -> None:
     """Store a new password, or clear it (None) so that the user's next login sets it."""
-    user = await get(db, app_id, username, reseller=reseller)
+    user = await get(db, scope, username)
     password_hash = await passwords.hash(password) if password is not None else None
     if await store.set_password(db, user["id"], password_hash) == 0:
         raise errorcodes.USER_NOT_FOUND(username=username)
 
 
-async def set_email(
-    db: Executor, app_id: int, username: str, email: str, *, reseller: Reseller | None = None
-) -> None:
+async def set_email(db: Executor, scope: Scope, username: str, email: str) -> None:
     check_email(email)
-    user = await get(db, app_id, username, reseller=reseller)
+    user = await get(db, scope, username)
     await store.set_email(db, user["id"], email)
 
 
-async def _target(tx: Executor, app_id: int, username: str, reseller: Reseller | None) -> int | None:
+async def _target(tx: Executor, scope: Scope, username: str) -> int | None:
     """The user id a bulk-capable operation addresses; None for `all`."""
     if username in ALL_USERS:
         return None
-    user: int = (await get(tx, app_id, username, reseller=reseller))["id"]
+    user: int = (await get(tx, scope, username))["id"]
     return user
 
 
 async def extend(
     db: Database,
-    app_id: int,
+    scope: Scope,
     username: str,
     sub_name: str,
     days: float,
     *,
     active_only: bool,
     now: int,
-    reseller: Reseller | None = None,
 ) -> int:
     """Give a user (or `all` users) more time on a subscription. Users who still have time on it
     (paused time included) get the days added to it; the others get a new grant of that length,
@@ -371,58 +337,55 @@ async def extend(
 
     A reseller extends only its own users, needs the subscription's level among its own, and
     pays one unit of the bucket matching the days per user served (all or nothing)."""
+    reseller = scope.reseller
     seconds = days_to_seconds(days)
     bucket = "" if reseller is None else team.bucket_for(seconds)
-    scope = _scope(reseller)
     async with db.transaction() as tx:
         if reseller is not None:
             await team.hold(tx, reseller)
-        sub = await subscriptions.get(tx, app_id, sub_name)
+        sub = await subscriptions.get(tx, scope.app_id, sub_name)
         if reseller is not None:
             team.check_level(reseller, sub["level"])
-        user_id = await _target(tx, app_id, username, reseller)
+        user_id = await _target(tx, scope, username)
         # Extend first, then create: a grant created here must not receive the days twice.
         served = await grant_store.shift_live(
-            tx, app_id=app_id, sub_id=sub["id"], seconds=seconds, now=now, user_id=user_id, reseller_id=scope
+            tx,
+            app_id=scope.app_id,
+            sub_id=sub["id"],
+            seconds=seconds,
+            now=now,
+            user_id=user_id,
+            reseller_id=scope.reseller_id,
         )
         if not (active_only or (served and user_id is not None)):
             served += await grant_store.grant_where_missing(
                 tx,
-                app_id=app_id,
+                app_id=scope.app_id,
                 sub_id=sub["id"],
                 expires_at=_clock_base(sub, now) + seconds,
                 now=now,
                 user_id=user_id,
-                reseller_id=scope,
+                reseller_id=scope.reseller_id,
             )
         if reseller is not None:
             await team.spend(tx, reseller, bucket, served)
     return served
 
 
-async def subtract(
-    db: Database,
-    app_id: int,
-    username: str,
-    sub_name: str,
-    seconds: int,
-    now: int,
-    *,
-    reseller: Reseller | None = None,
-) -> int:
+async def subtract(db: Database, scope: Scope, username: str, sub_name: str, seconds: int, now: int) -> int:
     """Take time from the grants of a subscription that still have time (paused ones included),
     of one user or of `all`. Returns the number of users affected."""
     async with db.transaction() as tx:
-        sub = await subscriptions.get(tx, app_id, sub_name)
-        user_id = await _target(tx, app_id, username, reseller)
+        sub = await subscriptions.get(tx, scope.app_id, sub_name)
+        user_id = await _target(tx, scope, username)
         served = await grant_store.shift_live(
             tx,
-            app_id=app_id,
+            app_id=scope.app_id,
             sub_id=sub["id"],
             seconds=-seconds,
             now=now,
             user_id=user_id,
-            reseller_id=_scope(reseller),
+            reseller_id=scope.reseller_id,
         )
         if user_id is not None and not served:
             raise errorcodes.GRANT_NOT_FOUND(
@@ -431,56 +394,46 @@ async def subtract(
     return served
 
 
-async def pause(
-    db: Database, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
-) -> int:
+async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
     """Freeze the user's running grants. Returns how many were frozen."""
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username, reseller=reseller)
+        user = await get(tx, scope, username)
         frozen = await grant_store.pause_user(tx, user["id"], now)
         if not frozen:
             raise errorcodes.NOTHING_TO_PAUSE(username=username)
     return frozen
 
 
-async def unpause(
-    db: Database, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
-) -> int:
+async def unpause(db: Database, scope: Scope, username: str, now: int) -> int:
     """Thaw the user's frozen grants; their expiries move forward by the pause. Returns how many."""
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username, reseller=reseller)
+        user = await get(tx, scope, username)
         thawed = await grant_store.unpause_user(tx, user["id"], now)
         if not thawed:
             raise errorcodes.NOT_PAUSED(f"The user '{username}' has no paused subscription.")
     return thawed
 
 
-async def reset_hwids(
-    db: Database, app_id: int, username: str, now: int, *, reseller: Reseller | None = None
-) -> int:
+async def reset_hwids(db: Database, scope: Scope, username: str, now: int) -> int:
     async with db.transaction() as tx:
-        user = await get(tx, app_id, username, reseller=reseller)
+        user = await get(tx, scope, username)
         return await store.reset_hwids(tx, user["id"], now)
 
 
-async def reset_all_hwids(db: Database, app_id: int, now: int, *, reseller: Reseller | None = None) -> int:
+async def reset_all_hwids(db: Database, scope: Scope, now: int) -> int:
     async with db.transaction() as tx:
-        return await store.reset_all_hwids(tx, app_id, now, reseller_id=_scope(reseller))
+        return await store.reset_all_hwids(tx, scope.app_id, now, reseller_id=scope.reseller_id)
 
 
-async def set_cooldown(
-    db: Executor, app_id: int, username: str, seconds: int, *, reseller: Reseller | None = None
-) -> None:
-    user = await get(db, app_id, username, reseller=reseller)
+async def set_cooldown(db: Executor, scope: Scope, username: str, seconds: int) -> None:
+    user = await get(db, scope, username)
     await store.set_cooldown(db, user["id"], seconds)
 
 
-async def remove_subscription(
-    db: Executor, app_id: int, username: str, sub_name: str, *, reseller: Reseller | None = None
-) -> int:
+async def remove_subscription(db: Executor, scope: Scope, username: str, sub_name: str) -> int:
     """Take every grant of this subscription (expired ones too) from the user."""
-    user = await get(db, app_id, username, reseller=reseller)
-    sub = await subscriptions.get(db, app_id, sub_name)
+    user = await get(db, scope, username)
+    sub = await subscriptions.get(db, scope.app_id, sub_name)
     removed = await grant_store.delete_for_user(db, user["id"], sub["id"])
     if not removed:
         raise errorcodes.GRANT_NOT_FOUND(username=username, sub=sub_name)
@@ -500,20 +453,18 @@ def _projected_expiry(row: Row, now: int) -> int:
 
 async def grants(
     db: Executor,
-    app_id: int,
+    scope: Scope,
     username: str | None,
     *,
     limit: int,
     offset: int,
     now: int,
-    reseller: Reseller | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """Every grant of the application's (or a reseller's) users, or of one user, expired ones
     included, by user then grant; and the total number of them before paging."""
-    scope = _scope(reseller)
-    user_id = None if username is None else (await get(db, app_id, username, reseller=reseller))["id"]
+    user_id = None if username is None else (await get(db, scope, username))["id"]
     rows = await grant_store.list_for_app(
-        db, app_id, limit=limit, offset=offset, user_id=user_id, reseller_id=scope
+        db, scope.app_id, limit=limit, offset=offset, user_id=user_id, reseller_id=scope.reseller_id
     )
     entries = [
         {
@@ -528,7 +479,9 @@ async def grants(
         }
         for row in rows
     ]
-    return entries, await grant_store.count_for_app(db, app_id, user_id=user_id, reseller_id=scope)
+    return entries, await grant_store.count_for_app(
+        db, scope.app_id, user_id=user_id, reseller_id=scope.reseller_id
+    )
 
 
 # --- what a logged-in user does to their own account (client API) ----------------------------

@@ -65,6 +65,25 @@ async def find_member_by_id(db: Executor, account_id: int) -> Row | None:
     return await db.fetch_one(f"{_MEMBER} WHERE t.account_id = ?", account_id)
 
 
+async def find_caller(db: Executor, app_id: int, account_id: int | None) -> Row | None:
+    """What a seller call needs to know about an account acting on an application (signed in, not
+    through a seller key), in the shape of `sellerkeys.find_caller`: the application and its owner,
+    and, when the account is not the owner (nor None), the account and its team row."""
+    return await db.fetch_one(
+        "SELECT a.id AS app_id, a.name AS app_name, a.ownerid, a.seller_log, a.account_id, "
+        "o.disabled AS account_disabled, o.username AS owner, "
+        "m.id AS member_account_id, m.username AS member_username, m.role AS member_role, "
+        "m.disabled AS member_disabled, t.app_id AS member_app_id, t.permissions AS member_permissions, "
+        "t.key_levels AS member_key_levels "
+        "FROM apps a JOIN accounts o ON o.id = a.account_id "
+        "LEFT JOIN accounts m ON m.id = ? AND m.id <> a.account_id "
+        "LEFT JOIN team_members t ON t.account_id = m.id "
+        "WHERE a.id = ?",
+        account_id,
+        app_id,
+    )
+
+
 async def list_members(db: Executor, app_id: int) -> list[Row]:
     """The application's team, oldest account first."""
     return await db.fetch_all(f"{_MEMBER} WHERE t.app_id = ? ORDER BY a.id", app_id)

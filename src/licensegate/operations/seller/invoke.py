@@ -9,7 +9,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from licensegate.domain import audit, sellerkeys, sellerlog
+from licensegate.domain import audit, permissions, sellerlog
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.operations.declarations import Operation, status_of
 from licensegate.operations.seller.registry import Caller, SellerCall, Upload, registry
@@ -60,7 +60,7 @@ async def _run(
     uploads: Mapping[str, Upload],
 ) -> dict[str, Any]:
     identity = caller.identity
-    sellerkeys.require(identity, op.area, op.type)
+    permissions.require(identity, op.area, op.type)
     settings = services.settings
     retry_after = await services.limiter.hit(
         f"seller:{identity.app_id}", settings.seller_rate_limit, settings.seller_rate_window

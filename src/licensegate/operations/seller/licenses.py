@@ -113,9 +113,8 @@ async def add(call: SellerCall) -> dict[str, Any]:
         note=args.opt_text("note"),
         generated_by=args.opt_text("owner") or "SellerAPI",
         account_id=call.identity.acting_account_id,
-        reseller=call.identity.reseller,
     )
-    keys = await licenses.generate(call.db, call.app_id, spec, call.now())
+    keys = await licenses.generate(call.db, call.scope, spec, call.now())
     return {"message": "License Successfully Generated", "key": keys[0], "keys": keys}
 
 
@@ -129,7 +128,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def verify(call: SellerCall) -> dict[str, Any]:
     """Succeed when the key exists (whatever its status)."""
-    await licenses.get(call.db, call.app_id, call.args.text("key"), reseller=call.identity.reseller)
+    await licenses.get(call.db, call.scope, call.args.text("key"))
     return {"message": "Key Successfully Verified"}
 
 
@@ -145,13 +144,7 @@ async def verify(call: SellerCall) -> dict[str, Any]:
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete a key and the subscriptions its redemption granted; with userToo=1 also the user
     who redeemed it."""
-    await licenses.delete(
-        call.db,
-        call.app_id,
-        call.args.text("key"),
-        user_too=call.args.flag("userToo"),
-        reseller=call.identity.reseller,
-    )
+    await licenses.delete(call.db, call.scope, call.args.text("key"), user_too=call.args.flag("userToo"))
     return {"message": "Successfully deleted license!"}
 
 
@@ -175,9 +168,7 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 async def delete_multiple(call: SellerCall) -> dict[str, Any]:
     """Delete several keys as `del` does, all or none: if any key is unknown nothing is deleted."""
     keys = licenses.split_keys(call.args.text("key"))
-    deleted = await licenses.delete_many(
-        call.db, call.app_id, keys, user_too=call.args.flag("userToo"), reseller=call.identity.reseller
-    )
+    deleted = await licenses.delete_many(call.db, call.scope, keys, user_too=call.args.flag("userToo"))
     return {"message": "Successfully deleted licenses!", "deleted": deleted}
 
 
@@ -194,7 +185,7 @@ DELETED = {"deleted": "how many keys were deleted (0 is still success)"}
 )
 async def delete_unused(call: SellerCall) -> dict[str, Any]:
     """Delete every key that is unused and not banned."""
-    deleted = await licenses.delete_matching(call.db, call.app_id, "unused", reseller=call.identity.reseller)
+    deleted = await licenses.delete_matching(call.db, call.scope, "unused")
     return {"message": "Deleted All Unused Keys!", "deleted": deleted}
 
 
@@ -209,7 +200,7 @@ async def delete_unused(call: SellerCall) -> dict[str, Any]:
 async def delete_used(call: SellerCall) -> dict[str, Any]:
     """Delete every used key that is not banned (also serves "Delete Used License Keys"). The
     users keep the time the keys granted them."""
-    deleted = await licenses.delete_matching(call.db, call.app_id, "used", reseller=call.identity.reseller)
+    deleted = await licenses.delete_matching(call.db, call.scope, "used")
     return {"message": "Deleted All Used Keys!", "deleted": deleted}
 
 
@@ -223,7 +214,7 @@ async def delete_used(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
     """Delete every key of the application. The users keep the time the keys granted them."""
-    deleted = await licenses.delete_matching(call.db, call.app_id, "all", reseller=call.identity.reseller)
+    deleted = await licenses.delete_matching(call.db, call.scope, "all")
     return {"message": "Deleted All Keys!", "deleted": deleted}
 
 
@@ -244,11 +235,7 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
 async def delete_for_subscription(call: SellerCall) -> dict[str, Any]:
     """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
     deleted = await licenses.delete_for_subscription(
-        call.db,
-        call.app_id,
-        call.args.text("sub"),
-        unused_only=call.args.flag("unusedOnly"),
-        reseller=call.identity.reseller,
+        call.db, call.scope, call.args.text("sub"), unused_only=call.args.flag("unusedOnly")
     )
     return {"message": "Successfully deleted the subscription's license keys!", "deleted": deleted}
 
@@ -256,9 +243,7 @@ async def delete_for_subscription(call: SellerCall) -> dict[str, Any]:
 async def _export(call: SellerCall, which: str | None) -> dict[str, Any]:
     paged = "page" in call.args or "limit" in call.args
     limit, offset = paging(call.args) if paged else (None, 0)
-    keys, count = await licenses.export(
-        call.db, call.app_id, which, limit, offset, reseller=call.identity.reseller
-    )
+    keys, count = await licenses.export(call.db, call.scope, which, limit, offset)
     return {"message": "Successfully Retrieved Licenses", "keys": keys, "count": count}
 
 
@@ -320,9 +305,7 @@ async def export_used(call: SellerCall) -> dict[str, Any]:
 async def fetch_used(call: SellerCall) -> dict[str, Any]:
     """Redeemed keys (banned ones included) with who redeemed them and when, one page at a time."""
     limit, offset = paging(call.args)
-    keys, count = await licenses.used_keys(
-        call.db, call.app_id, limit, offset, reseller=call.identity.reseller
-    )
+    keys, count = await licenses.used_keys(call.db, call.scope, limit, offset)
     return {"message": "Successfully retrieved used licenses", "keys": keys, "count": count}
 
 
@@ -354,9 +337,7 @@ async def add_time(call: SellerCall) -> dict[str, Any]:
     duration, a used key's grants expire later. A reseller pays for the time it adds: one unit
     of the bucket matching `time` per key lengthened (all or nothing)."""
     key = call.args.opt_text("key")
-    updated = await licenses.add_time(
-        call.db, call.app_id, call.args.number("time"), key, reseller=call.identity.reseller
-    )
+    updated = await licenses.add_time(call.db, call.scope, call.args.number("time"), key)
     message = "Added time to unused licenses!" if key is None else "Added time to license!"
     return {"message": message, "updated": updated}
 
@@ -384,9 +365,7 @@ async def add_time(call: SellerCall) -> dict[str, Any]:
 )
 async def get_info(call: SellerCall) -> dict[str, Any]:
     """Everything about one key."""
-    details = await licenses.info(
-        call.db, call.app_id, call.args.text("key"), reseller=call.identity.reseller
-    )
+    details = await licenses.info(call.db, call.scope, call.args.text("key"))
     return {"message": "Successfully retrieved license information", **details}
 
 
@@ -401,9 +380,7 @@ async def get_info(call: SellerCall) -> dict[str, Any]:
 )
 async def set_note(call: SellerCall) -> dict[str, Any]:
     """Replace the key's note."""
-    await licenses.set_note(
-        call.db, call.app_id, call.args.text("key"), call.args.text("note"), reseller=call.identity.reseller
-    )
+    await licenses.set_note(call.db, call.scope, call.args.text("key"), call.args.text("note"))
     return {"message": "Successfully set note"}
 
 
@@ -426,11 +403,10 @@ async def change_subscription(call: SellerCall) -> dict[str, Any]:
     choose a level it sells (403 `level_not_allowed`)."""
     level = await licenses.change_level(
         call.db,
-        call.app_id,
+        call.scope,
         call.args.text("key"),
         sub_name=call.args.opt_text("sub"),
         level=call.args.opt_text("level"),
-        reseller=call.identity.reseller,
     )
     return {"message": "Successfully changed license subscription!", "level": level}
 
@@ -449,12 +425,11 @@ async def ban(call: SellerCall) -> dict[str, Any]:
     user who redeemed it, which blacklists their HWIDs and IP. Banning again replaces the reason."""
     await licenses.ban(
         call.db,
-        call.app_id,
+        call.scope,
         call.args.text("key"),
         call.args.text("reason"),
         user_too=call.args.flag("userToo"),
         now=call.now(),
-        reseller=call.identity.reseller,
     )
     return {"message": "Successfully banned license!"}
 
@@ -470,5 +445,5 @@ async def ban(call: SellerCall) -> dict[str, Any]:
 )
 async def unban(call: SellerCall) -> dict[str, Any]:
     """Lift a key's ban and, if it was redeemed, the ban of the user who redeemed it."""
-    await licenses.unban(call.db, call.app_id, call.args.text("key"), reseller=call.identity.reseller)
+    await licenses.unban(call.db, call.scope, call.args.text("key"))
     return {"message": "Successfully unbanned license!"}

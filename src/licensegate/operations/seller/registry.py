@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from licensegate.domain.sellerkeys import SellerIdentity
+from licensegate.domain.permissions import Scope, SellerIdentity
 from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
 from licensegate.store.database import Database
@@ -64,6 +64,11 @@ class SellerCall:
     @property
     def identity(self) -> SellerIdentity:
         return self.caller.identity
+
+    @property
+    def scope(self) -> Scope:
+        """What the caller sees of the application (a reseller: only its own keys and users)."""
+        return self.caller.identity.scope
 
     @property
     def db(self) -> Database:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import permissions, team
-from licensegate.domain.permissions import Area
-from licensegate.domain.sellerkeys import MANAGER, RESELLER
+from licensegate.domain.permissions import MANAGER, RESELLER, Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
 from licensegate.store.database import Row

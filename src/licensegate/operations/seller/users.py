@@ -43,12 +43,7 @@ def _users_text(body: dict[str, Any]) -> str:
 async def add_hwid(call: SellerCall) -> dict[str, Any]:
     """Allow the user one more HWID; the user may sign in from any HWID they hold."""
     added = await users.add_hwid(
-        call.db,
-        call.app_id,
-        call.args.text("user"),
-        call.args.text("hwid"),
-        call.now(),
-        reseller=call.identity.reseller,
+        call.db, call.scope, call.args.text("user"), call.args.text("hwid"), call.now()
     )
     return {"message": "Added HWID", "added": 1 if added else 0}
 
@@ -84,7 +79,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
     expires_at = await users.create(
         call.db,
         call.services.passwords,
-        call.app_id,
+        call.scope,
         username=call.args.text("user"),
         sub_name=call.args.opt_text("sub") or "default",
         days=call.args.number("expiry"),
@@ -92,7 +87,6 @@ async def add(call: SellerCall) -> dict[str, Any]:
         email=call.args.opt_text("email"),
         hwid_lock=call.args.flag("hwidAffected", default=True),
         now=call.now(),
-        reseller=call.identity.reseller,
     )
     return {"message": "Successfully created user!", "expires_at": expires_at}
 
@@ -102,7 +96,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete the user with their HWIDs, subscriptions, variables and sessions."""
-    await users.delete_by_name(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
+    await users.delete_by_name(call.db, call.scope, call.args.text("user"))
     return {"message": "Successfully deleted user!"}
 
 
@@ -116,7 +110,7 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
     """Delete every user of the application (a reseller: every user of its own)."""
-    deleted = await users.delete_all(call.db, call.app_id, reseller=call.identity.reseller)
+    deleted = await users.delete_all(call.db, call.scope)
     return {"message": "Successfully deleted all users!", "deleted": deleted}
 
 
@@ -130,7 +124,7 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_expired(call: SellerCall) -> dict[str, Any]:
     """Delete the users with no time left on any subscription. A paused user is not expired."""
-    deleted = await users.delete_expired(call.db, call.app_id, call.now(), reseller=call.identity.reseller)
+    deleted = await users.delete_expired(call.db, call.scope, call.now())
     return {"message": "Successfully deleted expired users!", "deleted": deleted}
 
 
@@ -151,9 +145,7 @@ async def delete_expired(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the application's users. With format=text: the page's usernames, one a line."""
     limit, offset = paging(call.args)
-    found, total = await users.list_page(
-        call.db, call.app_id, limit=limit, offset=offset, reseller=call.identity.reseller
-    )
+    found, total = await users.list_page(call.db, call.scope, limit=limit, offset=offset)
     return {"message": "Successfully Retrieved Users", "users": found, "count": total}
 
 
@@ -169,9 +161,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
 async def fetch_all_names(call: SellerCall) -> dict[str, Any]:
     """One page of usernames. With format=text: one a line."""
     limit, offset = paging(call.args)
-    names, total = await users.list_usernames(
-        call.db, call.app_id, limit=limit, offset=offset, reseller=call.identity.reseller
-    )
+    names, total = await users.list_usernames(call.db, call.scope, limit=limit, offset=offset)
     return {"message": "Successfully Retrieved Usernames", "usernames": names, "count": total}
 
 
@@ -189,12 +179,7 @@ async def fetch_all_names(call: SellerCall) -> dict[str, Any]:
 async def verify(call: SellerCall) -> dict[str, Any]:
     """Succeeds when the user exists and, if `pass` is given, it is their password."""
     await users.verify(
-        call.db,
-        call.services.passwords,
-        call.app_id,
-        call.args.text("user"),
-        call.args.opt_text("pass"),
-        reseller=call.identity.reseller,
+        call.db, call.services.passwords, call.scope, call.args.text("user"), call.args.opt_text("pass")
     )
     return {"message": "User Successfully Verified"}
 
@@ -209,7 +194,7 @@ async def verify(call: SellerCall) -> dict[str, Any]:
 )
 async def exists(call: SellerCall) -> dict[str, Any]:
     """Whether a user of this name exists (always a success)."""
-    found = await users.exists(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
+    found = await users.exists(call.db, call.scope, call.args.text("user"))
     return {"message": "User exists" if found else "User does not exist", "exists": found}
 
 
@@ -237,9 +222,7 @@ async def exists(call: SellerCall) -> dict[str, Any]:
 )
 async def data(call: SellerCall) -> dict[str, Any]:
     """One user's data."""
-    found = await users.details(
-        call.db, call.app_id, call.args.text("user"), call.now(), reseller=call.identity.reseller
-    )
+    found = await users.details(call.db, call.scope, call.args.text("user"), call.now())
     return {"message": "Successfully retrieved user data", **found}
 
 
@@ -259,11 +242,10 @@ async def ban(call: SellerCall) -> dict[str, Any]:
     """Ban the user and blacklist their HWIDs and last IP. Banning again replaces the reason."""
     await users.ban_by_name(
         call.db,
-        call.app_id,
+        call.scope,
         call.args.text("user"),
         call.args.opt_text("reason") or users.DEFAULT_BAN_REASON,
         call.now(),
-        reseller=call.identity.reseller,
     )
     return {"message": "Successfully banned user!"}
 
@@ -273,7 +255,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
 )
 async def unban(call: SellerCall) -> dict[str, Any]:
     """Lift the user's ban and the blacklist entries of their HWIDs and last IP."""
-    await users.unban_by_name(call.db, call.app_id, call.args.text("user"), reseller=call.identity.reseller)
+    await users.unban_by_name(call.db, call.scope, call.args.text("user"))
     return {"message": "Successfully unbanned user!"}
 
 
@@ -291,13 +273,7 @@ async def unban(call: SellerCall) -> dict[str, Any]:
 )
 async def rename(call: SellerCall) -> dict[str, Any]:
     """Rename a user. Their redeemed keys, chat messages and token follow the new name."""
-    await users.rename(
-        call.db,
-        call.app_id,
-        call.args.text("currentUsername"),
-        call.args.text("newUsername"),
-        reseller=call.identity.reseller,
-    )
+    await users.rename(call.db, call.scope, call.args.text("currentUsername"), call.args.text("newUsername"))
     return {"message": "Successfully changed username!"}
 
 
@@ -324,12 +300,7 @@ async def rename(call: SellerCall) -> dict[str, Any]:
 async def set_password(call: SellerCall) -> dict[str, Any]:
     """Set the user's password, or clear it so that their next login sets it."""
     await users.set_password(
-        call.db,
-        call.services.passwords,
-        call.app_id,
-        call.args.text("user"),
-        call.args.opt_text("passwd"),
-        reseller=call.identity.reseller,
+        call.db, call.services.passwords, call.scope, call.args.text("user"), call.args.opt_text("passwd")
     )
     return {"message": "Password reset successful"}
 
@@ -345,9 +316,7 @@ async def set_password(call: SellerCall) -> dict[str, Any]:
 )
 async def set_email(call: SellerCall) -> dict[str, Any]:
     """Change the user's email address."""
-    await users.set_email(
-        call.db, call.app_id, call.args.text("user"), call.args.text("email"), reseller=call.identity.reseller
-    )
+    await users.set_email(call.db, call.scope, call.args.text("user"), call.args.text("email"))
     return {"message": "Successfully changed email!"}
 
 
@@ -377,13 +346,12 @@ async def extend(call: SellerCall) -> dict[str, Any]:
     level, and pays one unit of the bucket matching `expiry` per user served (all or nothing)."""
     updated = await users.extend(
         call.db,
-        call.app_id,
+        call.scope,
         call.args.text("user"),
         call.args.text("sub"),
         call.args.number("expiry"),
         active_only=call.args.flag("activeOnly"),
         now=call.now(),
-        reseller=call.identity.reseller,
     )
     return {"message": "Successfully extended user(s)!", "updated": updated}
 
@@ -407,12 +375,11 @@ async def subtract(call: SellerCall) -> dict[str, Any]:
     """Take seconds from the time one user (or all users) still have on a subscription."""
     updated = await users.subtract(
         call.db,
-        call.app_id,
+        call.scope,
         call.args.text("user"),
         call.args.text("sub"),
         call.args.integer("seconds"),
         call.now(),
-        reseller=call.identity.reseller,
     )
     return {"message": "Successfully subtracted time from user(s)!", "updated": updated}
 
@@ -428,9 +395,7 @@ async def subtract(call: SellerCall) -> dict[str, Any]:
 )
 async def pause(call: SellerCall) -> dict[str, Any]:
     """Freeze the user's running subscriptions: they stop giving access and stop counting down."""
-    paused = await users.pause(
-        call.db, call.app_id, call.args.text("username"), call.now(), reseller=call.identity.reseller
-    )
+    paused = await users.pause(call.db, call.scope, call.args.text("username"), call.now())
     return {"message": "Successfully paused user!", "paused": paused}
 
 
@@ -445,9 +410,7 @@ async def pause(call: SellerCall) -> dict[str, Any]:
 )
 async def unpause(call: SellerCall) -> dict[str, Any]:
     """Thaw the user's frozen subscriptions; each expiry moves forward by the length of the pause."""
-    unpaused = await users.unpause(
-        call.db, call.app_id, call.args.text("username"), call.now(), reseller=call.identity.reseller
-    )
+    unpaused = await users.unpause(call.db, call.scope, call.args.text("username"), call.now())
     return {"message": "Successfully unpaused user!", "unpaused": unpaused}
 
 
@@ -462,9 +425,7 @@ async def unpause(call: SellerCall) -> dict[str, Any]:
 )
 async def reset_hwid(call: SellerCall) -> dict[str, Any]:
     """Forget the user's HWIDs; their next login records a new one."""
-    removed = await users.reset_hwids(
-        call.db, call.app_id, call.args.text("user"), call.now(), reseller=call.identity.reseller
-    )
+    removed = await users.reset_hwids(call.db, call.scope, call.args.text("user"), call.now())
     return {"message": "Successfully reset user!", "removed": removed}
 
 
@@ -478,7 +439,7 @@ async def reset_hwid(call: SellerCall) -> dict[str, Any]:
 )
 async def reset_all_hwids(call: SellerCall) -> dict[str, Any]:
     """Forget the HWIDs of every user of the application."""
-    updated = await users.reset_all_hwids(call.db, call.app_id, call.now(), reseller=call.identity.reseller)
+    updated = await users.reset_all_hwids(call.db, call.scope, call.now())
     return {"message": "Successfully reset all users!", "updated": updated}
 
 
@@ -505,13 +466,7 @@ async def reset_all_hwids(call: SellerCall) -> dict[str, Any]:
 )
 async def set_cooldown(call: SellerCall) -> dict[str, Any]:
     """Set how long this user must wait between resetting their own HWID."""
-    await users.set_cooldown(
-        call.db,
-        call.app_id,
-        call.args.text("user"),
-        call.args.integer("cooldown"),
-        reseller=call.identity.reseller,
-    )
+    await users.set_cooldown(call.db, call.scope, call.args.text("user"), call.args.integer("cooldown"))
     return {"message": "Cooldown set successfully!"}
 
 
@@ -527,7 +482,7 @@ async def set_cooldown(call: SellerCall) -> dict[str, Any]:
 async def delete_subscription(call: SellerCall) -> dict[str, Any]:
     """Take a subscription (every grant of it, expired ones too) away from the user."""
     deleted = await users.remove_subscription(
-        call.db, call.app_id, call.args.text("user"), call.args.text("sub"), reseller=call.identity.reseller
+        call.db, call.scope, call.args.text("user"), call.args.text("sub")
     )
     return {"message": "Successfully deleted subscription!", "deleted": deleted}
 
@@ -558,12 +513,6 @@ async def user_subscriptions(call: SellerCall) -> dict[str, Any]:
     exactly `success`, `count` and `subscriptions`."""
     limit, offset = paging(call.args)
     entries, total = await users.grants(
-        call.db,
-        call.app_id,
-        call.args.opt_text("user"),
-        limit=limit,
-        offset=offset,
-        now=call.now(),
-        reseller=call.identity.reseller,
+        call.db, call.scope, call.args.opt_text("user"), limit=limit, offset=offset, now=call.now()
     )
     return {"count": total, "subscriptions": entries}
