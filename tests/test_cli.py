@@ -60,6 +60,27 @@ def test_create_app_refuses_a_duplicate_in_one_line(db_url: str, tmp_path: Path)
     assert_one_line_error(done, "already has an application named 'Dup'")
 
 
+def test_seller_runs_an_operation_as_the_owner(db_url: str, tmp_path: Path) -> None:
+    created = json.loads(run(["create-app", "--owner", "cy", "--name", "Kit"], db_url, tmp_path).stdout)
+    app = ["--ownerid", created["ownerid"], "--name", "Kit"]
+    done = run(["seller", "add", "expiry=30", "amount=2", *app], db_url, tmp_path)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert (body["success"], len(body["keys"])) == (True, 2)
+    assert done.stdout.count("\n") == 1
+    # The same checks and audit entry as the seller API; the audit log names the face.
+    audit = json.loads(run(["seller", "fetchauditlogs", *app], db_url, tmp_path).stdout)
+    assert [(e["action"], e["actor"]) for e in audit["logs"]] == [("add", "cy (command line)")]
+    assert_one_line_error(run(["seller", "add", *app], db_url, tmp_path), "Parameter 'expiry' is required")
+    wrong = ["--ownerid", created["ownerid"], "--name", "Other"]
+    assert_one_line_error(run(["seller", "add", "expiry=1", *wrong], db_url, tmp_path), "No application")
+
+
+def test_seller_parameters_are_name_value_pairs(tmp_path: Path) -> None:
+    done = run(["seller", "add", "expiry", "--ownerid", "x", "--name", "y"], "sqlite:///unused.db", tmp_path)
+    assert_one_line_error(done, "name=value")
+
+
 def test_create_app_refuses_empty_names(tmp_path: Path) -> None:
     done = run(["create-app", "--owner", " ", "--name", "x"], f"sqlite:///{tmp_path / 'a.db'}", tmp_path)
     assert_one_line_error(done, "owner name must not be empty")

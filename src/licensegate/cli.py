@@ -1,4 +1,4 @@
-"""The `licensegate` command: serve, migrate, create-app, public-key, rotate-key, reseal, openapi,
+"""The `licensegate` command: serve, migrate, create-app, public-key, rotate-key, reseal, seller, openapi,
 reference."""
 
 from __future__ import annotations
@@ -153,6 +153,40 @@ def cmd_reseal(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(texts: Sequence[str]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for text in texts:
+        name, eq, value = text.partition("=")
+        if not eq or not name:
+            raise CommandError(f"parameters are name=value, not {text[:64]!r}")
+        params[name] = value
+    return params
+
+
+def cmd_seller(args: argparse.Namespace) -> int:
+    from licensegate.domain import apps, permissions
+    from licensegate.operations.seller import Caller, invoke
+    from licensegate.services import Services
+    from licensegate.store import migrate
+
+    settings = _settings(args.database)
+    params = _pairs(args.params)
+    migrate.ensure_schema(settings.database_url)
+
+    async def run() -> dict[str, object]:
+        services = await Services.open(settings)
+        try:
+            app = await apps.find_for_client(services.db, args.ownerid, args.name)
+            identity = await permissions.identity_of_account(services.db, app.id, None)
+            body = await invoke(services, Caller(identity, via="command line"), args.type, params)
+        finally:
+            await services.close()
+        return {"success": True, **body}
+
+    print(json.dumps(asyncio.run(run())))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from licensegate import server
     from licensegate.store import migrate
@@ -232,6 +266,20 @@ def parser() -> argparse.ArgumentParser:
     reseal = sub.add_parser("reseal", help="re-seal every secret under the current deployment key")
     reseal.add_argument("--database", help=db_help)
     reseal.set_defaults(run=cmd_reseal)
+
+    seller = sub.add_parser(
+        "seller",
+        help="run a seller operation as the application's owner (as the seller API would)",
+        description="Runs one seller operation as the application's owner, with the same checks, "
+        "audit entry and answer as the seller API: licensegate seller add expiry=30 amount=5 "
+        "--ownerid <ownerid> --name <name>",
+    )
+    seller.add_argument("type", help="the operation's type, as in docs/api/seller.md")
+    seller.add_argument("params", nargs="*", metavar="name=value", help="the operation's parameters")
+    seller.add_argument("--ownerid", required=True, help="the application's ownerid")
+    seller.add_argument("--name", required=True, help="the application's name")
+    seller.add_argument("--database", help=db_help)
+    seller.set_defaults(run=cmd_seller)
 
     spec = sub.add_parser("openapi", help="print the OpenAPI document of both APIs")
     spec.set_defaults(run=cmd_openapi)
