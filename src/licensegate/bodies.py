@@ -16,7 +16,7 @@ log = logging.getLogger("licensegate.api")
 async def read_body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not (declared.isascii() and declared.isdigit()):
             raise errorcodes.INVALID_REQUEST()
         if int(declared) > max_bytes:
             raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)

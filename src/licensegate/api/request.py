@@ -84,7 +84,7 @@ async def read_multipart(
     The body must declare its length (so an upload over the limit is refused before it is read);
     files are spooled to disk by the parser past 1 MiB. The caller closes the returned form."""
     declared = request.headers.get("content-length")
-    if declared is None or not declared.isdigit():
+    if declared is None or not (declared.isascii() and declared.isdigit()):
         raise errorcodes.LENGTH_REQUIRED()
     if int(declared) > max_bytes:
         raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)

@@ -55,7 +55,9 @@ INVALID_NUMBER = E(
     "invalid_number",
     "invalid",
     "Parameter '{name}' must be a whole number.",
-    "A numeric parameter is not a number (`param` names it).",
+    "A numeric parameter is not a number as this service writes them (`param` names it): ASCII "
+    "digits 0-9 with an optional sign and, for a number of days, an optional `.fraction`. Exponents "
+    "(`1e3`), `_` separators (`1_0`), `inf`/`nan` and other scripts' digits (`٣`) are refused.",
 )
 NUMBER_OUT_OF_RANGE = E(
     "number_out_of_range",

@@ -65,7 +65,7 @@ def parse(text: str) -> int:
     text = text.strip().lower()
     if text == "all":
         return ALL
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         value = int(text)
         if value <= 0 or value & ~ALL:
             raise errorcodes.INVALID_PERMISSIONS(f"Permissions must be a bitmask between 1 and {ALL}.")

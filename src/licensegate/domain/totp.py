@@ -40,7 +40,8 @@ def step_of(unix_seconds: int) -> int:
 def matching_step(secret: str, code: str, now: int) -> int | None:
     """The time step whose code this is (within the window), or None."""
     code = code.strip()
-    if len(code) != DIGITS or not code.isdigit():
+    # ASCII only: str.isdigit() also accepts other scripts' digits, which compare_digest refuses.
+    if len(code) != DIGITS or not code.isascii() or not code.isdigit():
         return None
     current = step_of(now)
     for step in range(current - WINDOW, current + WINDOW + 1):

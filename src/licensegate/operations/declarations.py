@@ -6,7 +6,6 @@ from these declarations, so they cannot drift apart. A refusal becomes a status 
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +35,11 @@ ALL_STATUSES = frozenset({200, 400, 401, 403, 404, 409, 429, 500})
 CLIENT_SUCCESS_CODE = 68
 CLIENT_WEBHOOK_SUCCESS_CODE = 69
 
-_INT = re.compile(r"[+-]?\d{1,18}")
+# Numbers are ASCII decimal only: no other scripts' digits (`٣`), no `_` separators, no exponent,
+# no `inf`/`nan` (what Python's int() and float() would also accept), so every number is
+# bounded by its parameter's length and cannot overflow.
+_INT = re.compile(r"[+-]?[0-9]{1,18}")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})")
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -77,12 +80,13 @@ class Param:
                 raise errorcodes.INVALID_NUMBER(name=self.name, param=self.name)
             value = int(raw)
         else:
-            try:
-                value = float(raw)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                raise errorcodes.INVALID_NUMBER(f"Parameter '{self.name}' must be a number.", param=self.name)
+            if not _DECIMAL.fullmatch(raw):
+                raise errorcodes.INVALID_NUMBER(
+                    f"Parameter '{self.name}' must be a decimal number (ASCII digits, an optional sign "
+                    "and fraction, no exponent).",
+                    param=self.name,
+                )
+            value = float(raw)
         if self.minimum is not None and value < self.minimum:
             raise errorcodes.NUMBER_OUT_OF_RANGE(
                 f"Parameter '{self.name}' must be at least {_num(self.minimum)}.", param=self.name
