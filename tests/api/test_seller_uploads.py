@@ -95,3 +95,82 @@ async def test_oversized_upload_is_refused_before_reading(
         content=b"--x--\r\n",
     )
     assert (response.status_code, response.json()["error"]) == (400, "request_too_large")
+
+
+# --- issue 10 item 10: the seller key is checked before an upload is read ----------------------
+
+
+class CountingBody(httpx.AsyncByteStream):
+    """A 48 MiB multipart upload sent in 1 MiB pieces, counting how many the server took."""
+
+    PIECE = 1024 * 1024
+    PIECES = 48
+
+    def __init__(self, boundary: str) -> None:
+        self.boundary = boundary
+        self.sent = 0
+
+    def head(self) -> bytes:
+        return (
+            f'--{self.boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+
+    def tail(self) -> bytes:
+        return f"\r\n--{self.boundary}--\r\n".encode()
+
+    def length(self) -> int:
+        return len(self.head()) + self.PIECE * self.PIECES + len(self.tail())
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.head()
+        for _ in range(self.PIECES):
+            self.sent += 1
+            yield b"\0" * self.PIECE
+        yield self.tail()
+
+
+async def upload_with(client: httpx.AsyncClient, sellerkey: str | None) -> tuple[httpx.Response, int]:
+    boundary = "lgtestboundary"
+    body = CountingBody(boundary)
+    params = {"type": "upload"}
+    if sellerkey is not None:
+        params["sellerkey"] = sellerkey
+    response = await client.post(
+        SELLER_PATH,
+        params=params,
+        headers={
+            "content-type": f"multipart/form-data; boundary={boundary}",
+            "content-length": str(body.length()),
+        },
+        content=body,
+    )
+    return response, body.sent
+
+
+@pytest.mark.parametrize(
+    ("sellerkey", "status", "error"),
+    [
+        ("0" * 32, 401, "unknown_seller_key"),
+        ("not-a-key", 401, "invalid_seller_key"),
+        (None, 401, "missing_seller_key"),
+    ],
+)
+async def test_an_upload_is_refused_before_its_body_is_read(
+    seller: Seller, client: httpx.AsyncClient, sellerkey: str | None, status: int, error: str
+) -> None:
+    response, sent = await upload_with(client, sellerkey)
+    assert (response.status_code, response.json()["error"]) == (status, error)
+    assert sent <= 1, f"{sent} MiB of the upload were read before the seller key was checked"
+
+
+async def test_an_upload_by_a_key_without_the_files_area_is_refused_unread(
+    seller: Seller, client: httpx.AsyncClient
+) -> None:
+    limited = (await seller.ok("addsellerkey", permissions="licenses"))["sellerkey"]
+    response, sent = await upload_with(client, limited)
+    assert (response.status_code, response.json()["error"]) == (403, "permission_denied")
+    assert sent <= 1
+    response, sent = await upload_with(client, seller.key)
+    assert response.status_code == 200, response.json()
+    assert sent == CountingBody.PIECES

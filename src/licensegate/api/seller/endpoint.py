@@ -17,8 +17,9 @@ from licensegate.api.envelope import (
 )
 from licensegate.api.request import merge, read_form_body, read_multipart, read_query
 from licensegate.bodies import content_type_of
-from licensegate.domain import sellerkeys
+from licensegate.domain import permissions, sellerkeys
 from licensegate.domain.errors import Refusal
+from licensegate.domain.permissions import SellerIdentity
 from licensegate.operations.declarations import Operation, status_of
 from licensegate.operations.seller import Caller, SellerCall, Upload, invoke, registry
 from licensegate.services import Services
@@ -36,8 +37,19 @@ async def endpoint(request: Request) -> Response:
     try:
         query = read_query(request, settings.max_query_bytes)
         op = registry.get(query.get("type", ""))
-        if request.method == "POST" and content_type_of(request) == "multipart/form-data":
-            file_fields = op.uploads if op is not None else ()
+        multipart = request.method == "POST" and content_type_of(request) == "multipart/form-data"
+        file_fields = op.uploads if op is not None and multipart else ()
+        identity: SellerIdentity | None = None
+        if file_fields or "sellerkey" in query:
+            # Authenticate before a body is read: an upload may be 50 MiB, spooled to disk, and
+            # only a caller who may use the operation gets that far. The query's key wins over
+            # one in the body anyway, so nothing the body says could change this answer.
+            identity = await sellerkeys.authenticate(
+                services.db, query.get("sellerkey"), services.clock.now()
+            )
+            if op is not None:
+                permissions.require(identity, op.area, op.type)
+        if multipart:
             limit = settings.max_upload_bytes + UPLOAD_OVERHEAD if file_fields else settings.max_body_bytes
             fields, uploads, form = await read_multipart(request, limit, file_fields)
             raw = merge(query, fields)
@@ -46,7 +58,8 @@ async def endpoint(request: Request) -> Response:
             raw = merge(query, await read_form_body(request, limit))
         op = registry.lookup(raw)
         sellerkey = raw.get("sellerkey")
-        identity = await sellerkeys.authenticate(services.db, sellerkey, services.clock.now())
+        if identity is None:
+            identity = await sellerkeys.authenticate(services.db, sellerkey, services.clock.now())
         caller = Caller(
             identity,
             ip=client_ip(request.scope, settings.trusted_proxies),

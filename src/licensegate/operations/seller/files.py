@@ -45,7 +45,9 @@ FILE_FIELDS = "{id, name, size (bytes), authed (0/1), url (or null), created (Un
 )
 async def upload(call: SellerCall) -> dict[str, Any]:
     """Add a file: either upload it as the multipart/form-data field `file`, or give `url` to
-    have the service fetch it now (the URL is kept with the file). Without `name`, the name is
+    have the service fetch it now (the URL is kept with the file). With an upload, `sellerkey`
+    must be in the query string: the key (and its `files` area) is checked before the body is
+    read, so a refused upload costs the service nothing. Without `name`, the name is
     the uploaded file's name or the last segment of the URL's path. Larger than the upload limit
     (50 MiB by default): 400 `file_too_large`; a URL that is refused or cannot be fetched: 400
     with the outbound error code (`target_not_allowed`, `timeout`, `url_fetch_failed`, ...)."""
