@@ -46,17 +46,24 @@ def test_openapi_document_is_current_and_covers_every_operation() -> None:
         return found
 
     for iface in openapi.interfaces():
-        for op in iface.registry:
-            entry = document["paths"][f"{iface.path}?type={op.type}"]
-            assert set(entry) == {"post"}
-            post = entry["post"]
-            assert {int(s) for s in post["responses"]} == set(op.statuses)
-            for response in post["responses"].values():
+        entry = document["paths"][iface.path]
+        assert set(entry) == set(iface.methods)
+        for operation in entry.values():
+            arguments = resolve(operation["parameters"][0])
+            assert arguments["name"] == "arguments"
+            choices = [resolve(choice) for choice in arguments["schema"]["oneOf"]]
+            assert len(choices) == len(iface.registry)
+            names = [resolve(p)["name"] for p in operation["parameters"][1:]]
+            assert names[: len(iface.credentials)] == [p.name for p in iface.credentials]
+            for response in operation["responses"].values():
                 assert resolve(response)["description"]
-            names = [resolve(p)["name"] for p in post["parameters"]]
-            assert names[0] == "type"
-            assert names[1 : 1 + len(iface.credentials)] == [p.name for p in iface.credentials]
-            assert [p.name for p in op.params] == names[1 + len(iface.credentials) :]
+        for op in iface.registry:
+            schema = components["schemas"][f"{iface.name}.{op.type}.arguments"]
+            assert schema["x-statuses"] == sorted(op.statuses)
+            assert [p.name for p in op.params] == list(schema["properties"])[1:]
+            assert schema["properties"]["type"]["enum"] == [op.type, *op.aliases]
+            statuses = {int(s) for s in entry["post"]["responses"]}
+            assert set(op.statuses) <= statuses
 
 
 def test_operation_docs_give_error_codes_the_statuses_the_catalogue_gives_them() -> None:

@@ -49,7 +49,7 @@ async def healthz(_request: Request) -> Response:
 
 
 async def openapi_document(request: Request) -> Response:
-    return json_response(openapi.document())
+    return Response(openapi.document_json(), media_type="application/json")
 
 
 # What the HTTP layer answers for a request no operation handles (listed in docs/api/errors.md).

@@ -44,7 +44,8 @@ def test_healthz_and_openapi(live_server: LiveServer) -> None:
     assert httpx.get(f"{live_server.url}/healthz", timeout=10).json() == {"status": "ok"}
     spec = httpx.get(f"{live_server.url}/openapi.json", timeout=10).json()
     assert spec["openapi"] == "3.1.0"
-    assert "/api/seller/?type=setseller" in spec["paths"]
+    assert set(spec["paths"]) == {"/api/1.0/", "/api/seller/"}
+    assert "seller.setseller.arguments" in spec["components"]["schemas"]
 
 
 def test_license_group_over_the_wire(live_server: LiveServer) -> None:

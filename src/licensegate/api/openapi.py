@@ -1,15 +1,20 @@
 """The API reference, derived from the operation declarations: an OpenAPI 3.1 document (served at
 `/openapi.json`) and the Markdown pages in `docs/api/`.
 
-Both interfaces select the operation with the `type` query parameter on one path, which OpenAPI
-cannot key on; each operation is listed under `<path>?type=<value>` so every one has its own
-entry, parameters and statuses.
+Both interfaces select the operation with the `type` query parameter on one path. OpenAPI keys
+operations by path and method only (a path key cannot hold a query string), so each interface is
+one path whose query parameters are one exploded object: `oneOf` the operations' `arguments`
+schemas, discriminated by `type`; each schema carries its operation's summary, description,
+group and statuses. The success body is `anyOf` the operations' `answer` schemas.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from licensegate import __version__
 from licensegate.operations.declarations import Operation, Param, Registry
@@ -98,13 +103,18 @@ def interfaces() -> list[Interface]:
 def param_schema(param: Param) -> dict[str, Any]:
     schema: dict[str, Any]
     if param.kind == "int":
-        schema = {"type": "integer"}
+        schema = {"type": "integer", "description": "ASCII digits with an optional sign"}
     elif param.kind == "float":
-        schema = {"type": "number"}
+        schema = {
+            "type": "number",
+            "description": "ASCII digits with an optional sign and `.fraction`; no exponent",
+        }
     elif param.kind == "bool":
-        schema = {"type": "string", "enum": ["1", "0", "true", "false"]}
+        schema = {"type": "string", "enum": ["1", "0", "true", "false", "yes", "no", "on", "off"]}
     else:
         schema = {"type": "string", "maxLength": param.max_length}
+        if param.required:
+            schema["minLength"] = 1  # an empty value counts as absent
         if param.choices:
             schema["enum"] = list(param.choices)
     if param.minimum is not None:
@@ -121,47 +131,142 @@ def _parameter(param: Param) -> dict[str, Any]:
         "required": param.required,
         "schema": param_schema(param),
     }
-    description = param.doc
-    if param.aliases:
-        description += f" (also accepted as: {', '.join(param.aliases)})"
+    description = _param_doc(param)
     if description:
-        entry["description"] = description.strip()
+        entry["description"] = description
     return entry
 
 
-def _operation(iface: Interface, op: Operation[Any]) -> dict[str, Any]:
-    parameters = [
-        {
-            "name": "type",
-            "in": "query",
-            "required": True,
-            "schema": {"type": "string", "const": op.type},
-        },
-        *({"$ref": f"#/components/parameters/{iface.name}_{p.name}"} for p in iface.credentials),
-        *(_parameter(p) for p in op.params),
-    ]
+def _param_doc(param: Param) -> str:
+    description = param.doc
+    if param.aliases:
+        description += f" (also accepted as: {', '.join(param.aliases)})"
+    return description.strip()
+
+
+def _name(iface: Interface, op: Operation[Any], part: str) -> str:
+    return f"{iface.name}.{op.type}.{part}"
+
+
+def _description(iface: Interface, op: Operation[Any]) -> str:
     description = op.doc
     if op.aliases:
         description += f"\n\nAlso answers to type: {', '.join(op.aliases)}."
     if op.area:
         description += f"\n\nPermission area: `{op.area}`."
-    success_props: dict[str, Any] = {"success": {"type": "boolean", "const": True}}
+    if op.text is not None:
+        description += "\n\nWith `format=text` the answer is `text/plain`: one entry per line."
+    description += f"\n\nStatuses: {', '.join(str(s) for s in sorted(op.statuses))}."
+    return description.strip()
+
+
+def _arguments(iface: Interface, op: Operation[Any]) -> dict[str, Any]:
+    """The query parameters of one operation, as one object schema; `type` tells them apart."""
+    properties: dict[str, Any] = {
+        "type": {"type": "string", "enum": [op.type, *op.aliases], "description": "selects the operation"}
+    }
+    for param in op.params:
+        schema = param_schema(param)
+        description = _param_doc(param)
+        if description:
+            schema["description"] = description
+        properties[param.name] = schema
+    return {
+        "type": "object",
+        "title": f"{op.summary} (type={op.type})",
+        "description": _description(iface, op),
+        "properties": properties,
+        "required": ["type", *(p.name for p in op.params if p.required)],
+        "x-group": op.group,
+        "x-statuses": sorted(op.statuses),
+        **({"x-permission-area": op.area} if op.area else {}),
+    }
+
+
+def _answer(iface: Interface, op: Operation[Any]) -> dict[str, Any]:
+    """The success body of one operation."""
+    properties: dict[str, Any] = {"success": {"type": "boolean", "const": True}}
     for name, text in op.returns.items():
-        success_props[name] = {"description": text}
-    responses: dict[str, Any] = {}
-    for status in sorted(op.statuses):
-        if status == 200:
-            responses["200"] = {
-                "description": STATUS_TEXT[200],
-                "content": {"application/json": {"schema": {"type": "object", "properties": success_props}}},
+        properties[name] = {"description": text}
+    return {
+        "type": "object",
+        "title": f"{op.summary} (type={op.type})",
+        "required": ["success"],
+        "properties": properties,
+    }
+
+
+def _schemas(iface: Interface) -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    for op in iface.registry:
+        schemas[_name(iface, op, "arguments")] = _arguments(iface, op)
+        schemas[_name(iface, op, "answer")] = _answer(iface, op)
+    return schemas
+
+
+def _path_operation(iface: Interface, method: str) -> dict[str, Any]:
+    """One interface's single path: the operation is chosen by `type`, so its query parameters are
+    one exploded object whose schema is one of the operations' (a discriminator on `type`), and
+    its success body is any of their answers."""
+    ops = list(iface.registry)
+    arguments = [{"$ref": f"#/components/schemas/{_name(iface, op, 'arguments')}"} for op in ops]
+    mapping = {
+        value: f"#/components/schemas/{_name(iface, op, 'arguments')}"
+        for op in ops
+        for value in (op.type, *op.aliases)
+    }
+    parameters: list[dict[str, Any]] = [
+        {
+            "name": "arguments",
+            "in": "query",
+            "required": True,
+            "style": "form",
+            "explode": True,
+            "description": "`type` and the parameters of the operation it selects (each its own query "
+            "parameter); the schema of each operation carries its description and statuses.",
+            "schema": {
+                "type": "object",
+                "oneOf": arguments,
+                "discriminator": {"propertyName": "type", "mapping": mapping},
+            },
+        },
+        *({"$ref": f"#/components/parameters/{iface.name}_{p.name}"} for p in iface.credentials),
+    ]
+    success: dict[str, Any] = {
+        "application/json": {
+            "schema": {
+                "anyOf": [{"$ref": f"#/components/schemas/{_name(iface, op, 'answer')}"} for op in ops]
             }
+        }
+    }
+    texts = [op.type for op in ops if op.text is not None]
+    success_text = STATUS_TEXT[200]
+    if texts:
+        parameters.append(
+            {
+                "name": "format",
+                "in": "query",
+                "required": False,
+                "description": "`text` asks " + ", ".join(f"`{t}`" for t in texts) + " for a `text/plain` "
+                "answer (one entry per line); other operations answer JSON whatever it says.",
+                "schema": {"type": "string", "enum": ["json", "text"]},
+            }
+        )
+        success["text/plain"] = {"schema": {"type": "string"}}
+        success_text += " With `format=text`, " + ", ".join(f"`{t}`" for t in texts) + " answer text/plain."
+    statuses = sorted({status for op in ops for status in op.statuses})
+    responses: dict[str, Any] = {}
+    for status in statuses:
+        if status == 200:
+            responses["200"] = {"description": success_text, "content": success}
         else:
             responses[str(status)] = {"$ref": f"#/components/responses/{iface.name}{status}"}
     return {
-        "operationId": f"{iface.name}_{op.type}",
-        "summary": op.summary,
-        "description": description.strip(),
-        "tags": [f"{iface.name}: {op.group}"],
+        "operationId": f"{iface.name}_{method}",
+        "summary": f"{iface.name.capitalize()} API: the operation `type` selects",
+        "description": f"Every {iface.name} operation, selected by `type`; see the `arguments` "
+        "schemas (one per operation) for each one's parameters, description and statuses.",
+        "tags": [iface.name],
         "parameters": parameters,
         "responses": responses,
     }
@@ -184,28 +289,31 @@ def _shared(ifaces: list[Interface]) -> tuple[dict[str, Any], dict[str, Any]]:
     return responses, parameters
 
 
-def document() -> dict[str, Any]:
+def _build() -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    shared_responses, shared_parameters = _shared(interfaces())
-    for iface in interfaces():
-        for op in iface.registry:
-            # The interface document defines POST; GET (the seller API's compatibility with tools
-            # that use it) behaves the same and is stated in the description, not listed twice.
-            paths[f"{iface.path}?type={op.type}"] = {"post": _operation(iface, op)}
+    ifaces = interfaces()
+    shared_responses, shared_parameters = _shared(ifaces)
+    schemas: dict[str, Any] = {}
+    for iface in ifaces:
+        paths[iface.path] = {method: _path_operation(iface, method) for method in iface.methods}
+        schemas.update(_schemas(iface))
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "licensegate",
             "version": __version__,
-            "description": "Client API (`/api/1.0/`) and seller API (`/api/seller/`). Every operation "
-            "is selected by the `type` query parameter on its interface's single path. Every seller "
-            "operation also answers GET with the same parameters and results.",
+            "description": "Client API (`/api/1.0/`) and seller API (`/api/seller/`). Each interface is "
+            "one path; the `type` query parameter selects the operation, so each path has one "
+            "operation per method whose query parameters are one of the operations' `arguments` "
+            "schemas (discriminated by `type`). Every seller operation answers GET and POST alike.",
         },
+        "tags": [{"name": iface.name, "description": f"the {iface.name} API"} for iface in ifaces],
         "paths": paths,
         "components": {
             "responses": shared_responses,
             "parameters": shared_parameters,
             "schemas": {
+                **schemas,
                 "ClientFailure": {
                     "type": "object",
                     "required": ["success", "code", "message", "error", "nonce", "ownerid"],
@@ -217,6 +325,7 @@ def document() -> dict[str, Any]:
                         "nonce": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
                         "ownerid": {"type": "string", "description": "the caller's ownerid"},
                         "request_id": {"type": "string", "description": "present on unexpected faults"},
+                        "param": {"type": "string", "description": "the parameter at fault, when one is"},
                     },
                 },
                 "Failure": {
@@ -227,11 +336,25 @@ def document() -> dict[str, Any]:
                         "message": {"type": "string", "description": "text a person understands"},
                         "error": {"type": "string", "description": "stable snake_case code"},
                         "request_id": {"type": "string", "description": "present on 500 answers"},
+                        "param": {"type": "string", "description": "the parameter at fault, when one is"},
                     },
                 },
             },
         },
     }
+
+
+@functools.cache
+def document() -> dict[str, Any]:
+    """The OpenAPI document, built once per process (the registries are complete at import).
+    Treat it as read-only."""
+    return _build()
+
+
+@functools.cache
+def document_json() -> bytes:
+    """The document as served at `/openapi.json`: encoded once, the same bytes for every request."""
+    return orjson.dumps(document())
 
 
 def markdown(iface: Interface) -> str:
