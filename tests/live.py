@@ -61,15 +61,38 @@ def create_app_by_command(database_url: str, data_dir: Path, owner: str, name: s
     return created
 
 
+def create_account(database_url: str, data_dir: Path, username: str, password: str) -> dict[str, str]:
+    """An owner account that can sign in to the dashboard, made by `licensegate create-account`."""
+    done = subprocess.run(
+        [*LICENSEGATE, "create-account", "--username", username, "--password-stdin"],
+        input=password + "\n",
+        env=server_env(database_url, data_dir),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    created: dict[str, str] = json.loads(done.stdout)
+    return created
+
+
 @dataclass
 class LiveServer:
     url: str
     database_url: str
     data_dir: Path
     process: subprocess.Popen[bytes]
+    public_url: str = ""
 
     def create_app(self, owner: str, name: str) -> dict[str, str]:
         return create_app(self.database_url, self.data_dir, owner, name)
+
+    def create_account(self, username: str, password: str) -> dict[str, str]:
+        return create_account(self.database_url, self.data_dir, username, password)
+
+    @property
+    def log(self) -> Path:
+        return self.data_dir / "server.log"
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -89,8 +112,14 @@ def seller_call(
     return httpx.request(method, f"{server.url}/api/seller/", params=query, timeout=30)
 
 
-def start_server(database_url: str, data_dir: Path, workers: int = 2, /, **env: str) -> LiveServer:
+def start_server(
+    database_url: str, data_dir: Path, workers: int = 2, /, public_host: str | None = None, **env: str
+) -> LiveServer:
+    """`public_host`: the host name its public URL (links it prints, the dashboard's WebAuthn
+    origin) names, e.g. localhost, which browsers accept for security keys where 127.0.0.1 fails."""
     port = free_port()
+    if public_host is not None:
+        env["LICENSEGATE_PUBLIC_URL"] = f"http://{public_host}:{port}"
     log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - lives as long as the process
     process = subprocess.Popen(
         [*LICENSEGATE, "serve", "--port", str(port), "--workers", str(workers)],
@@ -106,7 +135,9 @@ def start_server(database_url: str, data_dir: Path, workers: int = 2, /, **env: 
             raise RuntimeError(f"server exited early: {(data_dir / 'server.log').read_text()}")
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return LiveServer(url, database_url, data_dir, process)
+                return LiveServer(
+                    url, database_url, data_dir, process, env.get("LICENSEGATE_PUBLIC_URL", url)
+                )
         except httpx.HTTPError:
             pass
         time.sleep(0.1)

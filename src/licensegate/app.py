@@ -21,6 +21,7 @@ from licensegate.domain import passwordreset
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
+from licensegate.web import dashboard
 from licensegate.web.reset import reset_page
 
 log = logging.getLogger("licensegate")
@@ -173,6 +174,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         Route("/api/seller/", seller.endpoint, methods=["GET", "POST"]),
         Route("/api/seller", seller.endpoint, methods=["GET", "POST"]),
         Route("/openapi.json", openapi_document, methods=["GET"]),
+        *dashboard.routes(),
     ]
     app = Starlette(
         routes=routes,

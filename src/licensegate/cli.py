@@ -1,5 +1,5 @@
-"""The `licensegate` command: serve, migrate, create-app, public-key, rotate-key, reseal, seller, openapi,
-reference."""
+"""The `licensegate` command: serve, migrate, create-app, create-account, set-password, public-key,
+rotate-key, reseal, seller, openapi, reference."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, TypeVar
 from licensegate.config import ENV_PREFIX, ConfigError, Settings, with_markdown_table
 
 if TYPE_CHECKING:
+    from licensegate.domain.accounts import Account
+    from licensegate.passwords import Passwords
     from licensegate.secretbox import SecretBox
     from licensegate.store.database import Database
 
@@ -92,6 +94,86 @@ def create_app(settings: Settings, owner: str, name: str) -> dict[str, str]:
 def cmd_create_app(args: argparse.Namespace) -> int:
     print(json.dumps(create_app(_settings(args.database), args.owner, args.name)))
     return 0
+
+
+def _read_password(args: argparse.Namespace) -> str:
+    """From standard input with --password-stdin (scripts), else asked twice on the terminal."""
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        import getpass
+
+        if not sys.stdin.isatty():
+            raise CommandError("no terminal to ask for the password on: pass it with --password-stdin")
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != password:
+            raise CommandError("the two passwords differ")
+    if not password:
+        raise CommandError("the password is empty")
+    return password
+
+
+def _with_passwords(database: str | None, work: Callable[[Database, Passwords, int], Awaitable[T]]) -> T:
+    """Run `work(db, passwords, now)` on a migrated database, hashing at the configured argon2 cost."""
+    from licensegate.clock import SystemClock
+    from licensegate.passwords import Passwords
+    from licensegate.store import migrate
+
+    settings = _settings(database)
+    migrate.ensure_schema(settings.database_url)
+
+    async def run(db: Database, _box: SecretBox) -> T:
+        passwords = Passwords(
+            settings.argon2_time_cost, settings.argon2_memory_kib, settings.argon2_parallelism, 1
+        )
+        try:
+            return await work(db, passwords, SystemClock().now())
+        finally:
+            passwords.close()
+
+    return _with_database(settings, run)
+
+
+def cmd_create_account(args: argparse.Namespace) -> int:
+    from licensegate.domain import accounts
+
+    password = _read_password(args)
+
+    async def work(db: Database, passwords: Passwords, now: int) -> Account:
+        return await accounts.create_owner(
+            db, passwords, username=args.username, password=password, email=args.email, now=now
+        )
+
+    account = _with_passwords(args.database, work)
+    print(json.dumps({"username": account.username, "role": account.role, "ownerid": account.ownerid}))
+    return 0
+
+
+def cmd_set_password(args: argparse.Namespace) -> int:
+    from licensegate.domain import accounts
+
+    password = _read_password(args)
+
+    async def work(db: Database, passwords: Passwords, _now: int) -> Account:
+        return await accounts.set_password(db, passwords, args.username, password)
+
+    account = _with_passwords(args.database, work)
+    print(f"the password of {account.username} is set; its dashboard sessions have ended", file=sys.stderr)
+    return 0
+
+
+def _setup_link(settings: Settings) -> str | None:
+    """When nobody can sign in to the dashboard yet: a one-time link to create the owner account."""
+    from licensegate.clock import SystemClock
+    from licensegate.domain import accounts, setuplinks
+
+    async def work(db: Database, _box: SecretBox) -> str | None:
+        if await accounts.any_can_sign_in(db):
+            return None
+        return await setuplinks.issue(db, SystemClock().now())
+
+    token = _with_database(settings, work)
+    return None if token is None else f"{settings.public_url}{setuplinks.PATH}?token={token}"
 
 
 def cmd_public_key(args: argparse.Namespace) -> int:
@@ -194,6 +276,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for flag, name in ((args.host, "HOST"), (args.port, "PORT"), (args.workers, "WORKERS")):
         if flag is not None:
             os.environ[ENV_PREFIX + name] = str(flag)
+    if not os.environ.get(ENV_PREFIX + "PUBLIC_URL", "").strip():
+        # Links the service prints or e-mails point at where it listens, unless told otherwise.
+        host = os.environ.get(ENV_PREFIX + "HOST", "").strip() or "127.0.0.1"
+        host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104 - compared, not bound
+        port = os.environ.get(ENV_PREFIX + "PORT", "").strip() or "8000"
+        os.environ[ENV_PREFIX + "PUBLIC_URL"] = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     settings = _settings(args.database)  # validates everything before workers start
     migrate.ensure_schema(settings.database_url)
     _provision(settings)  # also makes the deployment key file before workers race for it
@@ -202,6 +290,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"({settings.workers} worker(s), {settings.database_url.split(':', 1)[0]})",
         file=sys.stderr,
     )
+    link = _setup_link(settings)
+    if link is not None:
+        print(
+            "\nNobody can sign in to the dashboard yet. Open this link within an hour to create the\n"
+            f"owner account (it works once):\n\n    {link}\n",
+            file=sys.stderr,
+            flush=True,
+        )
+    else:
+        print(f"dashboard: {settings.public_url}/dashboard/", file=sys.stderr)
     server.run(settings)
     return 0
 
@@ -253,6 +351,25 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--name", required=True, help="application name")
     create.add_argument("--database", help=db_help)
     create.set_defaults(run=cmd_create_app)
+
+    account = sub.add_parser(
+        "create-account", help="create an owner account that can sign in to the dashboard"
+    )
+    account.add_argument("--username", required=True, help="the account's name (unique)")
+    account.add_argument("--email", help="its e-mail address")
+    account.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+    account.add_argument("--database", help=db_help)
+    account.set_defaults(run=cmd_create_account)
+
+    reset = sub.add_parser(
+        "set-password", help="set the dashboard password of any account (ends its sessions)"
+    )
+    reset.add_argument("--username", required=True, help="the account's name")
+    reset.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    reset.add_argument("--database", help=db_help)
+    reset.set_defaults(run=cmd_set_password)
 
     public = sub.add_parser("public-key", help="print the deployment's own Ed25519 public key")
     public.add_argument("--database", help=db_help)

@@ -159,6 +159,22 @@ class Settings:
     deployment_old_keys: tuple[str, ...] = setting(
         (), "comma-separated older deployment keys still accepted for opening values, during a rotation"
     )
+    dashboard_idle_timeout: int = setting(
+        3600, "seconds without a request after which a dashboard session ends", minimum=60
+    )
+    dashboard_session_lifetime: int = setting(
+        12 * 3600, "seconds after sign-in at which a dashboard session ends, however active", minimum=300
+    )
+    dashboard_signup: str = setting(
+        "off", "`on`: anyone who reaches the dashboard can create an owner account", choices=("off", "on")
+    )
+    dashboard_signin_limit: int = setting(
+        10, "dashboard sign-in attempts (passwords and codes) per username per window", minimum=1
+    )
+    dashboard_signin_address_limit: int = setting(
+        50, "dashboard sign-in attempts per address per window", minimum=1
+    )
+    dashboard_signin_window: int = setting(900, "that window, in seconds", minimum=1)
 
     def __post_init__(self) -> None:
         if not self.database_url:

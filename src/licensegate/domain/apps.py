@@ -146,3 +146,11 @@ async def find_for_client(db: Executor, ownerid: str, name: str | None) -> Clien
     if row is None:
         raise errorcodes.UNKNOWN_APPLICATION()
     return ClientApp.from_row(row)
+
+
+async def get(db: Executor, app_id: int) -> Row | None:
+    return await app_store.get(db, app_id)
+
+
+async def list_owned(db: Executor, account_id: int) -> list[Row]:
+    return await app_store.list_for_account(db, account_id)

@@ -44,6 +44,15 @@ async def get(db: Executor, app_id: int) -> Row | None:
     return await db.fetch_one("SELECT * FROM apps WHERE id = ?", app_id)
 
 
+async def list_for_account(db: Executor, account_id: int) -> list[Row]:
+    """The owner's applications, by name."""
+    return await db.fetch_all(
+        "SELECT id, name, ownerid, version, enabled, paused_at, created_at FROM apps "
+        "WHERE account_id = ? ORDER BY name, id",
+        account_id,
+    )
+
+
 async def lock(db: Executor, app_id: int) -> None:
     """Serialise writers of one application until the transaction ends.
 

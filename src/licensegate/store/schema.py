@@ -68,6 +68,12 @@ accounts = sa.Table(
     _flag("disabled", 0),
     _time("created_at", nullable=False),
     _time("last_login_at"),
+    # Dashboard second factor: the TOTP secret (sealed with the deployment key) once confirmed,
+    # the last time step accepted (a code works once), and an enrolment waiting for its first code.
+    _text("totp_secret"),
+    _time("totp_last_step"),
+    _text("totp_pending_secret"),
+    _time("totp_pending_expires"),
     sa.UniqueConstraint("username"),
     sa.UniqueConstraint("ownerid"),
 )
@@ -167,6 +173,9 @@ team_members = sa.Table(
     sa.Index(None, "app_id"),
 )
 
+# A signed-in browser: only the SHA-256 of its cookie token is kept. `expires_at` is the absolute
+# end; `last_seen_at` drives the idle timeout. `pending` = 1 while the password is checked but the
+# second factor is not yet; `challenge` is the WebAuthn challenge this session was last sent.
 dashboard_sessions = sa.Table(
     "dashboard_sessions",
     metadata,
@@ -176,6 +185,55 @@ dashboard_sessions = sa.Table(
     _text("ip"),
     _time("created_at", nullable=False),
     _time("expires_at", nullable=False),
+    sa.Column("last_seen_at", sa.BigInteger, nullable=False, server_default="0"),
+    _flag("pending", 0),
+    _text("user_agent"),
+    _text("challenge"),
+    _time("challenge_expires"),
+    sa.UniqueConstraint("token_hash"),
+    sa.Index(None, "account_id"),
+)
+
+# Single-use recovery codes of an account's second factor; only their SHA-256 is kept.
+recovery_codes = sa.Table(
+    "recovery_codes",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("code_hash", nullable=False),
+    _time("created_at", nullable=False),
+    _time("used_at"),
+    sa.UniqueConstraint("code_hash"),
+    sa.Index(None, "account_id"),
+)
+
+# WebAuthn credentials (security keys, passkeys) registered to an account.
+passkeys = sa.Table(
+    "passkeys",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("credential_id", nullable=False),  # base64url
+    _text("public_key", nullable=False),  # COSE key, base64url
+    sa.Column("sign_count", sa.BigInteger, nullable=False, server_default="0"),
+    _text("transports", default=""),
+    _text("name", nullable=False),
+    _time("created_at", nullable=False),
+    _time("last_used_at"),
+    sa.UniqueConstraint("credential_id"),
+    sa.Index(None, "account_id"),
+)
+
+# One-time links that let someone create an account (the first-run owner); only digests kept.
+setup_links = sa.Table(
+    "setup_links",
+    metadata,
+    _pk(),
+    _text("token_hash", nullable=False),
+    _text("purpose", nullable=False),  # owner
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    _time("used_at"),
     sa.UniqueConstraint("token_hash"),
 )
 

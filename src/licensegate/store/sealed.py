@@ -13,6 +13,8 @@ SEALED_COLUMNS: list[tuple[str, str, str, str]] = [
     ("signing_keys", "name", "signing_key", "signing_keys.signing_key"),
     ("sessions", "id", "enckey", "sessions.enckey"),
     ("tokens", "id", "token_sealed", "tokens.token"),
+    ("accounts", "id", "totp_secret", "accounts.totp_secret"),
+    ("accounts", "id", "totp_pending_secret", "accounts.totp_secret"),
 ]
 
 

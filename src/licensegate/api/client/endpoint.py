@@ -10,7 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from licensegate.api.addresses import client_ip
+from licensegate.addresses import client_ip
 from licensegate.api.envelope import (
     CLIENT_1_0,
     ClientDialect,

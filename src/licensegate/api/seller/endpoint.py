@@ -7,7 +7,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
-from licensegate.api.addresses import client_ip
+from licensegate.addresses import client_ip
 from licensegate.api.envelope import (
     failure_body,
     json_response,

@@ -1,0 +1,103 @@
+"""What the dashboard's navigation offers, and who may open what.
+
+An application's pages are sections: each names the permission area it belongs to (the same
+areas seller keys and managers hold, `domain/permissions`). The navigation lists only the
+sections the signed-in account may use, and `open_app` answers the 403 page for the others, so
+hiding a link and refusing its URL cannot disagree. A new page registers its section here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from licensegate.domain import apps
+from licensegate.domain.accounts import Account
+from licensegate.domain.permissions import Area
+from licensegate.web.visit import Denied, Visit
+
+OWNER_ONLY = "owner"  # sections only the application's owner sees
+SectionArea = Area | Literal["", "owner"]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    label: str
+    slug: str  # the path under /dashboard/apps/<id>/ ('' for the application's home)
+    area: SectionArea  # a permission area; '' = everyone on the application; 'owner' = the owner only
+
+
+SECTIONS: list[Section] = [Section("Application", "", "")]
+
+
+def register(section: Section) -> None:
+    if all(existing.slug != section.slug for existing in SECTIONS):
+        SECTIONS.append(section)
+
+
+def may_use(account: Account, area: SectionArea) -> bool:
+    if area == "owner":
+        return account.is_owner
+    return account.allows(area)
+
+
+def app_path(app_id: int, slug: str = "") -> str:
+    return f"/dashboard/apps/{app_id}/{slug}"
+
+
+@dataclass(frozen=True, slots=True)
+class NavItem:
+    label: str
+    href: str
+    current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Nav:
+    app: str  # the application's name, above its sections
+    items: list[NavItem]
+
+
+@dataclass(frozen=True, slots=True)
+class AppPage:
+    """An application page being shown: the application, and the navigation for it."""
+
+    app: dict[str, Any]
+    nav: Nav
+
+    @property
+    def id(self) -> int:
+        app_id: int = self.app["id"]
+        return app_id
+
+    def path(self, slug: str = "") -> str:
+        return app_path(self.id, slug)
+
+
+def _nav(account: Account, app: dict[str, Any], current: str) -> Nav:
+    items = [
+        NavItem(
+            section.label, app_path(app["id"], section.slug), current == app_path(app["id"], section.slug)
+        )
+        for section in SECTIONS
+        if may_use(account, section.area)
+    ]
+    if account.is_owner:
+        items.append(NavItem("All applications", "/dashboard/apps", False))
+    return Nav(app["name"], items)
+
+
+async def open_app(visit: Visit, app_id: int, area: SectionArea = "") -> AppPage:
+    """The application `app_id` if the signed-in account may open this area of it; the 403 page
+    otherwise (another owner's application, a team member of another application, a manager
+    without the area), with the same answer whether the application exists or not."""
+    account = visit.account
+    app = await apps.get(visit.services.db, app_id)
+    mine = app is not None and (
+        app["account_id"] == account.id if account.is_owner else app["id"] == account.app_id
+    )
+    if app is None or not mine:
+        raise Denied("This application does not exist or is not yours.")
+    if not may_use(account, area):
+        raise Denied("Your account does not have access to this part of the application.")
+    return AppPage(app, _nav(account, app, visit.request.url.path))

@@ -1,0 +1,203 @@
+// licensegate dashboard: small enhancements on top of pages that work without script.
+// No inline script anywhere (the Content-Security-Policy forbids it); everything is wired here.
+(function () {
+  "use strict";
+
+  function csrfToken() {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : "";
+  }
+
+  // htmx requests carry the session's CSRF token in a header.
+  document.addEventListener("htmx:configRequest", function (event) {
+    event.detail.headers["X-CSRF-Token"] = csrfToken();
+  });
+
+  // Confirmations: a form with data-confirm asks in the page's <dialog> before it is sent.
+  // Without script the server asks on a page of its own; either way it sees confirmed=1.
+  function confirmForm(form) {
+    var dialog = document.getElementById("confirm-dialog");
+    if (!dialog || typeof dialog.showModal !== "function") {
+      return;
+    }
+    var opener = document.activeElement;
+    document.getElementById("confirm-text").textContent = form.getAttribute("data-confirm");
+    dialog.returnValue = "";
+    dialog.showModal();
+    dialog.addEventListener("close", function onClose() {
+      dialog.removeEventListener("close", onClose);
+      if (dialog.returnValue === "confirm") {
+        var flag = document.createElement("input");
+        flag.type = "hidden";
+        flag.name = "confirmed";
+        flag.value = "1";
+        form.appendChild(flag);
+        form.dataset.confirmed = "1";
+        form.submit();
+      } else if (opener && opener.focus) {
+        opener.focus();
+      }
+    });
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.matches("form[data-confirm]") && form.dataset.confirmed !== "1") {
+      event.preventDefault();
+      confirmForm(form);
+    }
+  }, true);
+
+  // Copy buttons (shown only where the clipboard can be used).
+  // htmx announces every piece it loads, the initial page included: wire each element once.
+  function once(el, what) {
+    var key = "wired" + what;
+    if (el.dataset[key] === "1") {
+      return false;
+    }
+    el.dataset[key] = "1";
+    return true;
+  }
+
+  function initCopy(root) {
+    root.querySelectorAll("button[data-copy]").forEach(function (button) {
+      if (!navigator.clipboard || !once(button, "Copy")) {
+        return;
+      }
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        var source = document.getElementById(button.getAttribute("data-copy"));
+        var text = source ? (source.value !== undefined && source.tagName !== "CODE" && source.tagName !== "PRE" ? source.value : source.textContent) : "";
+        navigator.clipboard.writeText(text.trim()).then(function () {
+          announce("Copied to the clipboard.", "success");
+        }, function () {
+          announce("The browser did not allow copying; select the text and copy it by hand.", "warning");
+        });
+      });
+    });
+  }
+
+  function announce(text, level) {
+    var region = document.getElementById("flash");
+    if (!region) {
+      return;
+    }
+    var p = document.createElement("p");
+    p.className = "flash flash-" + level;
+    p.textContent = text;
+    region.replaceChildren(p);
+  }
+
+  // "Select all on this page" for bulk actions.
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (box.matches("input[data-pick-all]")) {
+      document.querySelectorAll('input[type="checkbox"][name="ids"]').forEach(function (row) {
+        row.checked = box.checked;
+      });
+    }
+  });
+
+  // WebAuthn (security keys, passkeys): the only ceremony that needs script.
+  function fromB64url(text) {
+    var b64 = text.replace(/-/g, "+").replace(/_/g, "/");
+    var raw = atob(b64 + "===".slice((b64.length + 3) % 4));
+    var bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) {
+      bytes[i] = raw.charCodeAt(i);
+    }
+    return bytes.buffer;
+  }
+
+  function toB64url(buffer) {
+    var bytes = new Uint8Array(buffer);
+    var raw = "";
+    for (var i = 0; i < bytes.length; i++) {
+      raw += String.fromCharCode(bytes[i]);
+    }
+    return btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function creationOptions(o) {
+    o.challenge = fromB64url(o.challenge);
+    o.user.id = fromB64url(o.user.id);
+    (o.excludeCredentials || []).forEach(function (c) { c.id = fromB64url(c.id); });
+    return { publicKey: o };
+  }
+
+  function requestOptions(o) {
+    o.challenge = fromB64url(o.challenge);
+    (o.allowCredentials || []).forEach(function (c) { c.id = fromB64url(c.id); });
+    return { publicKey: o };
+  }
+
+  function credentialJSON(cred) {
+    var r = cred.response;
+    var response = { clientDataJSON: toB64url(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = toB64url(r.attestationObject);
+      response.transports = r.getTransports ? r.getTransports() : [];
+    } else {
+      response.authenticatorData = toB64url(r.authenticatorData);
+      response.signature = toB64url(r.signature);
+      response.userHandle = r.userHandle ? toB64url(r.userHandle) : null;
+    }
+    return JSON.stringify({
+      id: cred.id,
+      rawId: toB64url(cred.rawId),
+      type: cred.type,
+      response: response,
+      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
+      authenticatorAttachment: cred.authenticatorAttachment || null
+    });
+  }
+
+  function initWebAuthn(root) {
+    root.querySelectorAll("form[data-webauthn]").forEach(function (form) {
+      if (!window.PublicKeyCredential || !once(form, "Webauthn")) {
+        return;
+      }
+      form.querySelectorAll(".webauthn-only").forEach(function (el) { el.hidden = false; });
+      form.querySelectorAll(".no-webauthn").forEach(function (el) { el.hidden = true; });
+      form.addEventListener("submit", function (event) {
+        var field = form.querySelector('input[name="credential"]');
+        if (field.value) {
+          return;
+        }
+        event.preventDefault();
+        var creating = form.getAttribute("data-webauthn") === "create";
+        fetch(form.getAttribute("data-options"), {
+          method: "POST",
+          headers: { "X-CSRF-Token": csrfToken() },
+          credentials: "same-origin"
+        }).then(function (res) {
+          if (!res.ok) {
+            throw new Error("The server did not start the security key prompt (" + res.status + ").");
+          }
+          return res.json();
+        }).then(function (options) {
+          return creating
+            ? navigator.credentials.create(creationOptions(options))
+            : navigator.credentials.get(requestOptions(options));
+        }).then(function (cred) {
+          field.value = credentialJSON(cred);
+          form.submit();
+        }).catch(function (err) {
+          announce("The security key did not answer: " + (err && err.message ? err.message : err), "error");
+        });
+      });
+    });
+  }
+
+  function init(root) {
+    initCopy(root);
+    initWebAuthn(root);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { init(document); });
+  } else {
+    init(document);
+  }
+  document.addEventListener("htmx:load", function (event) { init(event.detail.elt); });
+})();

@@ -1,0 +1,80 @@
+"""Jinja2 for the dashboard: autoescaped templates under web/templates, static files under
+web/static served with a content hash in their URL (so browsers may keep them for a year)."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+STATIC_PREFIX = "/dashboard/static/"
+
+
+@cache
+def _version(path: str) -> str:
+    return hashlib.sha256((STATIC / path).read_bytes()).hexdigest()[:12]
+
+
+def static(path: str) -> str:
+    return f"{STATIC_PREFIX}{path}?v={_version(path)}"
+
+
+def when(unix_seconds: int | None) -> str:
+    """A time as people read it (UTC); '—' for none."""
+    if unix_seconds is None:
+        return "—"
+    return datetime.fromtimestamp(unix_seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def iso(unix_seconds: int | None) -> str:
+    if unix_seconds is None:
+        return ""
+    return datetime.fromtimestamp(unix_seconds, UTC).isoformat()
+
+
+UNITS = (("year", 365 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+def duration(seconds: int | None) -> str:
+    """A length of time in its largest whole unit, e.g. '30 days', '1 year', '90 minutes'."""
+    if seconds is None:
+        return "—"
+    if seconds <= 0:
+        return "0 seconds"
+    for name, size in UNITS:
+        if seconds % size == 0:
+            count = seconds // size
+            return f"{count} {name}{'' if count == 1 else 's'}"
+    return f"{seconds} seconds"
+
+
+def number(value: int) -> str:
+    return f"{value:,}"
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.globals.update(static=static)
+    env.filters.update(when=when, iso=iso, duration=duration, number=number)
+    return env
+
+
+ENV = _environment()
+
+
+def render_template(name: str, context: dict[str, Any]) -> str:
+    return ENV.get_template(name).render(context)

@@ -1,0 +1,90 @@
+"""Driving the dashboard in-process like a browser without script: GET pages, post their forms
+(with the CSRF token the page carries), follow redirects, read what the page says."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from licensegate.app import build_app
+from licensegate.domain import accounts
+from licensegate.domain.accounts import Account
+from licensegate.services import Services
+
+CSRF = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
+TAGS = re.compile(r"<[^>]+>")
+PASSWORD = "correct horse battery"
+
+
+def text_of(page: str) -> str:
+    """What a person reads: the page without tags, spaces squeezed."""
+    body = page.split("<body>", 1)[-1]
+    return " ".join(html.unescape(TAGS.sub(" ", body)).split())
+
+
+@dataclass
+class Dashboard:
+    """One browser: its own cookie jar."""
+
+    http: httpx.AsyncClient
+    last: httpx.Response | None = None
+
+    @property
+    def csrf(self) -> str:
+        assert self.last is not None, "open a page first"
+        found = CSRF.search(self.last.text)
+        assert found, "the page carries no CSRF token"
+        return found.group(1)
+
+    async def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        self.last = await self.http.get(path, follow_redirects=True, **kwargs)
+        return self.last
+
+    async def post(
+        self,
+        path: str,
+        data: dict[str, Any] | None = None,
+        *,
+        follow: bool = True,
+        csrf: bool = True,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        fields = {k: v for k, v in (data or {}).items()}
+        if csrf:
+            fields.setdefault("csrf", self.csrf)
+        response = await self.http.post(path, data=fields, follow_redirects=follow, **kwargs)
+        if follow:
+            self.last = response
+        return response
+
+    async def sign_in(self, username: str, password: str = PASSWORD) -> httpx.Response:
+        await self.get("/dashboard/signin")
+        return await self.post("/dashboard/signin", {"username": username, "password": password})
+
+    def cookie(self, name: str = "lg_session") -> str | None:
+        return self.http.cookies.get(name)
+
+
+@asynccontextmanager
+async def browser(services: Services, base_url: str = "http://testserver") -> AsyncIterator[Dashboard]:
+    app = build_app(services.settings, services)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.9", 41000))
+    async with httpx.AsyncClient(transport=transport, base_url=base_url) as http:
+        yield Dashboard(http)
+
+
+async def make_owner(services: Services, username: str = "alice", password: str = PASSWORD) -> Account:
+    return await accounts.create_owner(
+        services.db,
+        services.passwords,
+        username=username,
+        password=password,
+        email=None,
+        now=services.clock.now(),
+    )
