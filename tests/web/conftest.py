@@ -24,8 +24,10 @@ async def dash(services: Services) -> AsyncIterator[Dashboard]:
 # --- real browser against a real server --------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
+    """Module-scoped, not session-scoped: Playwright's sync API keeps an event loop running on the
+    test thread while it is open, which the asyncio tests of other modules cannot share."""
     yield from launch()
 
 
