@@ -88,3 +88,64 @@ async def make_owner(services: Services, username: str = "alice", password: str 
         email=None,
         now=services.clock.now(),
     )
+
+
+@dataclass
+class Shop:
+    """An owner with one application, as the dashboard tests start from."""
+
+    owner: Account
+    app_id: int
+    ownerid: str
+    sellerkey: str
+
+
+async def make_shop(services: Services, owner: str = "alice", name: str = "Shop") -> Shop:
+    from licensegate.domain.apps import create_application
+
+    account = await make_owner(services, owner)
+    created = await create_application(
+        services.db, services.secrets, owner=owner, name=name, now=services.clock.now()
+    )
+    return Shop(account, created.app_id, created.ownerid, created.sellerkey)
+
+
+async def make_member(
+    services: Services,
+    shop: Shop,
+    role: str,
+    username: str,
+    *,
+    permissions: str | None = None,
+    levels: str | None = None,
+) -> None:
+    from licensegate.domain import team
+
+    await team.create_account(
+        services.db,
+        services.passwords,
+        app_id=shop.app_id,
+        owner_account_id=shop.owner.id,
+        role=role,
+        username=username,
+        password=PASSWORD,
+        email=None,
+        key_levels=levels,
+        permissions=permissions,
+        now=services.clock.now(),
+    )
+
+
+async def make_keys(
+    services: Services,
+    shop: Shop,
+    amount: int,
+    *,
+    note: str | None = None,
+    level: str = "1",
+    days: float = 30,
+) -> list[str]:
+    from licensegate.domain import licenses
+
+    spec = licenses.KeySpec(days=days, amount=amount, note=note, level=level)
+    return await licenses.generate(services.db, shop.app_id, spec, services.clock.now())

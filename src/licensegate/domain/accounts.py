@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from licensegate import ids
+from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
 from licensegate.domain.apps import check_name
-from licensegate.domain.errors import Conflict, Invalid, Unauthorized
 from licensegate.domain.sellerkeys import MANAGER, OWNER, RESELLER, parse_levels, team_areas
 from licensegate.domain.users import check_email
 from licensegate.passwords import Passwords
@@ -85,9 +85,9 @@ def from_row(row: Row) -> Account | None:
 
 def check_password(password: str, username: str = "") -> str:
     if len(password) < MIN_PASSWORD or len(password) > MAX_PASSWORD:
-        raise Invalid(f"A password is {MIN_PASSWORD} to {MAX_PASSWORD} characters long.", "invalid_password")
+        raise errorcodes.INVALID_PASSWORD(f"A password is {MIN_PASSWORD} to {MAX_PASSWORD} characters long.")
     if username and password.strip().lower() == username.strip().lower():
-        raise Invalid("The password must not be the username.", "invalid_password")
+        raise errorcodes.INVALID_PASSWORD("The password must not be the username.")
     return password
 
 
@@ -123,7 +123,7 @@ async def create_owner(
             if guard is not None:
                 await guard(tx)
             if await store.find_by_username(tx, username) is not None:
-                raise Conflict(f"The username '{username}' is already taken.", "account_exists")
+                raise errorcodes.ACCOUNT_EXISTS(username=username)
             account_id = await store.insert(
                 tx,
                 username=username,
@@ -135,7 +135,7 @@ async def create_owner(
                 email=email or None,
             )
     except UniqueViolation as exc:
-        raise Conflict(f"The username '{username}' is already taken.", "account_exists") from exc
+        raise errorcodes.ACCOUNT_EXISTS(username=username) from exc
     account = await get(db, account_id)
     assert account is not None
     return account
@@ -147,14 +147,14 @@ async def claim_owner(
     """Give a password to an existing owner account that has none (one `create-app` made)."""
     row = await store.find_for_signin(db, username)
     if row is None or row["role"] != SELLER or row["password_hash"] is not None:
-        raise Conflict(f"The username '{username}' is already taken.", "account_exists")
+        raise errorcodes.ACCOUNT_EXISTS(username=username)
     check_password(password, username)
     password_hash = await passwords.hash(password)
     async with db.transaction() as tx:
         if guard is not None:
             await guard(tx)
         if not await store.claim(tx, row["id"], password_hash):
-            raise Conflict(f"The username '{username}' is already taken.", "account_exists")
+            raise errorcodes.ACCOUNT_EXISTS(username=username)
     account = await get(db, row["id"])
     assert account is not None
     return account
@@ -165,7 +165,7 @@ async def confirm_password(db: Executor, passwords: Passwords, account_id: int, 
     row = await store.get_for_signin(db, account_id)
     stored = row["password_hash"] if row is not None else None
     if not await passwords.verify(stored or passwords.dummy_hash, password) or stored is None:
-        raise Unauthorized("The password is wrong.", "wrong_password")
+        raise errorcodes.WRONG_PASSWORD()
 
 
 async def change_password(
@@ -191,7 +191,7 @@ async def set_password(db: Database, passwords: Passwords, username: str, passwo
     """The operator's reset (command line): a new password, every session ended."""
     row = await store.find_for_signin(db, username)
     if row is None:
-        raise Invalid(f"No account is named '{username}'.", "account_not_found")
+        raise errorcodes.ACCOUNT_NOT_FOUND(f"No account is named '{username}'.")
     check_password(password, username)
     new_hash = await passwords.hash(password)
     async with db.transaction() as tx:
@@ -199,7 +199,7 @@ async def set_password(db: Database, passwords: Passwords, username: str, passwo
         await session_store.delete_for_account(tx, row["id"])
     account = await get(db, row["id"])
     if account is None:
-        raise Invalid(f"The account '{username}' is disabled or on no team.", "account_disabled")
+        raise errorcodes.ACCOUNT_DISABLED(f"The account '{username}' is disabled or on no team.")
     return account
 
 

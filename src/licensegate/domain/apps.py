@@ -12,7 +12,7 @@ from licensegate.secretbox import SecretBox
 from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import subscriptions as subscription_store
-from licensegate.store.database import Database, Executor, Row
+from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
 MAX_NAME = 64
 DEFAULT_SUBSCRIPTION = ("default", "1")  # every new application can redeem level-1 keys at once
@@ -154,3 +154,32 @@ async def get(db: Executor, app_id: int) -> Row | None:
 
 async def list_owned(db: Executor, account_id: int) -> list[Row]:
     return await app_store.list_for_account(db, account_id)
+
+
+async def rename(db: Database, app_id: int, name: str, now: int) -> tuple[str, str]:
+    """Give the application a new name (unique among its owner's); (old, new)."""
+    name = check_name(name, "application name")
+    row = await app_store.get(db, app_id)
+    if row is None:
+        raise errorcodes.APP_NOT_FOUND()
+    try:
+        renamed = await app_store.rename(db, app_id, name, now)
+    except UniqueViolation:
+        renamed = 0
+    if not renamed:
+        raise errorcodes.APP_EXISTS(f"You already have an application named '{name}'.")
+    return row["name"], name
+
+
+async def delete(db: Database, app_id: int, typed_name: str) -> str:
+    """Delete the application with everything it holds, only when `typed_name` is its exact name
+    (checked here, on the server: a form that skips its own check changes nothing). Returns it."""
+    async with db.transaction() as tx:
+        row = await app_store.get(tx, app_id)
+        if row is None:
+            raise errorcodes.APP_NOT_FOUND()
+        if typed_name != row["name"]:
+            raise errorcodes.NAME_MISMATCH()
+        await app_store.delete(tx, app_id)
+    name: str = row["name"]
+    return name

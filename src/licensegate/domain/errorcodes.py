@@ -623,7 +623,8 @@ INVALID_PASSWORD = E(
     "invalid_password",
     "invalid",
     "The new password must be 1 to {maximum} characters.",
-    "The new password on the reset page is empty or too long.",
+    "The new password on the reset page is empty or too long, or a dashboard password is shorter "
+    "than 8 or longer than 256 characters, or is the username.",
 )
 
 # --- license keys ------------------------------------------------------------------------------
@@ -961,6 +962,76 @@ INVALID_TIME_RANGE = E(
     "invalid",
     "'from' must not be later than 'to'.",
     "A time range ends before it starts.",
+)
+
+# --- the dashboard: signing in, second factors, lists --------------------------------------------
+
+SIGNIN_FAILED = E(
+    "signin_failed",
+    "unauthorized",
+    "Wrong username or password.",
+    "Dashboard sign-in: the username or password is wrong, or the account cannot sign in (one "
+    "message for every reason).",
+)
+WRONG_PASSWORD = E(
+    "wrong_password",
+    "unauthorized",
+    "The password is wrong.",
+    "A dashboard change that asks for the password again was given another one.",
+)
+WRONG_CODE = E(
+    "wrong_code",
+    "invalid",
+    "That code is not right, or was used already.",
+    "A second-factor code (authenticator app or recovery code) is wrong or was used before.",
+)
+TOTP_EXPIRED = E(
+    "totp_expired",
+    "conflict",
+    "Start again: the set-up of the authenticator app has expired.",
+    "The authenticator app's set-up was not confirmed in time, or was started again elsewhere.",
+)
+CHALLENGE_EXPIRED = E(
+    "challenge_expired",
+    "conflict",
+    "The security key prompt expired; try again.",
+    "A security key answered a challenge that expired or was answered already.",
+)
+INVALID_CREDENTIAL = E(
+    "invalid_credential",
+    "invalid",
+    "The security key's answer is not readable.",
+    "A security key's answer (WebAuthn) is malformed, too large or fails verification.",
+)
+PASSKEY_EXISTS = E(
+    "passkey_exists", "conflict", "This security key is registered already.", "The key is registered already."
+)
+PASSKEY_NOT_FOUND = E(
+    "passkey_not_found", "not_found", "No such security key.", "The account has no such security key."
+)
+SETUP_LINK_INVALID = E(
+    "setup_link_invalid",
+    "forbidden",
+    "This setup link has expired or was used already. Run `licensegate serve` again for a new one.",
+    "The first-run setup link has expired or made its account already.",
+)
+NAME_MISMATCH = E(
+    "name_mismatch",
+    "invalid",
+    "Type the application's name exactly to delete it; nothing was deleted.",
+    "Deleting an application in the dashboard: the name typed to confirm is not its name.",
+)
+INVALID_VIEW = E(
+    "invalid_view",
+    "invalid",
+    "This list cannot be shown that way.",
+    "A dashboard list's filter, sort, page size or page link in the address is not one it offers.",
+)
+INVALID_FORM = E(
+    "invalid_form",
+    "invalid",
+    "The form could not be read.",
+    "A dashboard form is not URL-encoded or multipart, is malformed or has too many fields.",
 )
 
 # --- throttling and faults ---------------------------------------------------------------------

@@ -12,11 +12,12 @@ from its balance in the same transaction (domain.team).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from licensegate.domain import errorcodes, keygen, team
 from licensegate.domain import users as users_domain
+from licensegate.domain.paging import Page, PageRequest, Position, finish
 from licensegate.domain.permissions import Scope
 from licensegate.domain.subscriptions import get as get_subscription
 from licensegate.store import apps as app_store
@@ -24,6 +25,8 @@ from licensegate.store import licenses as store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
+from licensegate.store.licenses import SORTS as SORTS  # the dashboard's list is made of these
+from licensegate.store.licenses import KeyQuery as KeyQuery
 
 SECONDS_PER_DAY = 86400
 MAX_AMOUNT = 100
@@ -400,3 +403,37 @@ async def unban(db: Database, scope: Scope, key: str) -> None:
         user_id = await _redeemer(tx, scope, row)
         if user_id is not None:
             await users_domain.unban(tx, scope.app_id, user_id)
+
+
+# --- browsing (the dashboard's list) ------------------------------------------------------------
+
+COUNT_CAP = 10_000  # a list counts this far; beyond, it says "more than"
+
+
+def _scoped(query: KeyQuery, scope: Scope) -> KeyQuery:
+    """A reseller sees only the keys it generated, whatever the query asks."""
+    return replace(query, reseller_id=scope.reseller_id)
+
+
+async def browse(db: Executor, scope: Scope, query: KeyQuery, request: PageRequest) -> Page:
+    if request.sort not in store.SORTS:
+        raise errorcodes.INVALID_VIEW(f"Keys can be sorted by {', '.join(store.SORTS)}.")
+    rows = await store.browse(db, scope.app_id, _scoped(query, scope), request)
+    return finish(rows, request)
+
+
+async def count_matching(db: Executor, scope: Scope, query: KeyQuery, *, cap: int = COUNT_CAP) -> int:
+    return await store.count_matching(db, scope.app_id, _scoped(query, scope), cap)
+
+
+async def keys_matching(db: Executor, scope: Scope, query: KeyQuery, limit: int) -> list[str]:
+    return await store.keys_matching(db, scope.app_id, _scoped(query, scope), limit)
+
+
+async def generators(db: Executor, scope: Scope) -> list[str]:
+    return await store.generators(db, scope.app_id, scope.reseller_id)
+
+
+def position_after(row: Row) -> Position:
+    """Where the page after this row starts, in creation order."""
+    return Position(row["id"], row["id"])

@@ -31,9 +31,9 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from licensegate.domain import errorcodes
 from licensegate.domain.accounts import Account
 from licensegate.domain.apps import check_name
-from licensegate.domain.errors import Conflict, Invalid, NotFound
 from licensegate.store import passkeys as store
 from licensegate.store import websessions as session_store
 from licensegate.store.database import Executor, Row
@@ -69,19 +69,19 @@ async def _remember(db: Executor, session_id: int, challenge: bytes, now: int) -
 async def _challenge(db: Executor, session_id: int, now: int) -> bytes:
     challenge = await session_store.take_challenge(db, session_id, now)
     if challenge is None:
-        raise Conflict("The security key prompt expired; try again.", "challenge_expired")
+        raise errorcodes.CHALLENGE_EXPIRED()
     return base64url_to_bytes(challenge)
 
 
 def _credential(response: str) -> dict[str, Any]:
     if len(response) > MAX_RESPONSE:
-        raise Invalid("The security key's answer is too large.", "invalid_credential")
+        raise errorcodes.INVALID_CREDENTIAL("The security key's answer is too large.")
     try:
         parsed = json.loads(response)
     except ValueError as exc:
-        raise Invalid("The security key's answer is not readable.", "invalid_credential") from exc
+        raise errorcodes.INVALID_CREDENTIAL() from exc
     if not isinstance(parsed, dict) or not isinstance(parsed.get("id"), str):
-        raise Invalid("The security key's answer is not readable.", "invalid_credential")
+        raise errorcodes.INVALID_CREDENTIAL()
     return parsed
 
 
@@ -121,7 +121,7 @@ async def register(
             expected_origin=rp.origin,
         )
     except WebAuthnException as exc:
-        raise Invalid(f"The security key could not be registered: {exc}", "invalid_credential") from exc
+        raise errorcodes.INVALID_CREDENTIAL(f"The security key could not be registered: {exc}") from exc
     transports = credential.get("response", {}).get("transports") or []
     passkey_id = await store.insert(
         db,
@@ -134,7 +134,7 @@ async def register(
         now=now,
     )
     if passkey_id is None:
-        raise Conflict("This security key is registered already.", "passkey_exists")
+        raise errorcodes.PASSKEY_EXISTS()
     return passkey_id
 
 
@@ -182,9 +182,9 @@ async def list_for(db: Executor, account_id: int) -> list[Row]:
 
 async def rename(db: Executor, account_id: int, passkey_id: int, name: str) -> None:
     if not await store.rename(db, account_id, passkey_id, check_name(name, "key name")):
-        raise NotFound("No such security key.", "passkey_not_found")
+        raise errorcodes.PASSKEY_NOT_FOUND()
 
 
 async def remove(db: Executor, account_id: int, passkey_id: int) -> None:
     if not await store.delete(db, account_id, passkey_id):
-        raise NotFound("No such security key.", "passkey_not_found")
+        raise errorcodes.PASSKEY_NOT_FOUND()

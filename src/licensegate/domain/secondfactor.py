@@ -13,8 +13,7 @@ import base64
 import secrets
 
 from licensegate import ids
-from licensegate.domain import totp
-from licensegate.domain.errors import Conflict, Invalid
+from licensegate.domain import errorcodes, totp
 from licensegate.secretbox import SecretBox
 from licensegate.store import secondfactor as store
 from licensegate.store.database import Database, Executor
@@ -59,14 +58,14 @@ async def confirm_totp(db: Database, box: SecretBox, account_id: int, code: str,
     account had none (shown once), else an empty list."""
     row = await store.totp_of(db, account_id)
     if row is None or row["totp_pending_secret"] is None or (row["totp_pending_expires"] or 0) <= now:
-        raise Conflict("Start again: the set-up of the authenticator app has expired.", "totp_expired")
+        raise errorcodes.TOTP_EXPIRED()
     sealed: str = row["totp_pending_secret"]
     step = totp.matching_step(box.open(sealed, PURPOSE), code, now)
     if step is None:
-        raise Invalid("That code is not right; check the time on your phone and try again.", "wrong_code")
+        raise errorcodes.WRONG_CODE("That code is not right; check the time on your phone and try again.")
     async with db.transaction() as tx:
         if not await store.confirm(tx, account_id, sealed, step):
-            raise Conflict("Start again: the set-up of the authenticator app changed.", "totp_expired")
+            raise errorcodes.TOTP_EXPIRED("Start again: the set-up of the authenticator app changed.")
         if await store.codes_left(tx, account_id) == 0:
             return await _replace_codes(tx, account_id, now)
     return []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import secrets
 
 from licensegate import ids
+from licensegate.domain import errorcodes
 from licensegate.domain.accounts import Guard
-from licensegate.domain.errors import Forbidden
 from licensegate.store import setuplinks as store
 from licensegate.store.database import Executor
 
@@ -26,7 +26,7 @@ async def is_live(db: Executor, token: str, now: int) -> bool:
     return bool(token) and len(token) <= 128 and await store.find_live(db, ids.digest(token), now) is not None
 
 
-GONE = "This setup link has expired or was used already. Run `licensegate serve` again for a new one."
+GONE = errorcodes.SETUP_LINK_INVALID.message
 
 
 def spend(token: str, now: int) -> Guard:
@@ -35,6 +35,6 @@ def spend(token: str, now: int) -> Guard:
 
     async def guard(tx: Executor) -> None:
         if not token or len(token) > 128 or not await store.consume(tx, ids.digest(token), now):
-            raise Forbidden(GONE, "setup_link_invalid")
+            raise errorcodes.SETUP_LINK_INVALID()
 
     return guard

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from licensegate.domain import errorcodes
 from licensegate.domain.accounts import Account, from_row
-from licensegate.domain.errors import RateLimited, Unauthorized
+from licensegate.domain.errors import RateLimited
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter
 from licensegate.store import accounts as store
 from licensegate.store.database import Executor
 
-FAILED = "Wrong username or password."
-WRONG_CODE = "That code is not right, or was used already."
+FAILED = errorcodes.SIGNIN_FAILED.message
+WRONG_CODE = errorcodes.WRONG_CODE.message
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,7 @@ async def check_password(
     matches = await passwords.verify(stored or passwords.dummy_hash, password[:1024])
     account = from_row(row) if row is not None and stored is not None and matches else None
     if account is None:
-        raise Unauthorized(FAILED, "signin_failed")
+        raise errorcodes.SIGNIN_FAILED()
     return account
 
 

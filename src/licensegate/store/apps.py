@@ -44,6 +44,29 @@ async def get(db: Executor, app_id: int) -> Row | None:
     return await db.fetch_one("SELECT * FROM apps WHERE id = ?", app_id)
 
 
+async def rename(db: Executor, app_id: int, name: str, now: int) -> int:
+    """0 when another application of the same owner has that name (the unique index decides)."""
+    rows = await db.fetch_all(
+        "UPDATE apps SET name = ?, updated_at = ? WHERE id = ? AND NOT EXISTS "
+        "(SELECT 1 FROM apps o WHERE o.account_id = apps.account_id AND o.name = ? AND o.id <> apps.id) "
+        "RETURNING id",
+        name,
+        now,
+        app_id,
+        name,
+    )
+    return len(rows)
+
+
+async def delete(db: Executor, app_id: int) -> int:
+    """Delete the application and all it holds (foreign keys cascade), with its resellers' and
+    managers' accounts (run inside a transaction). The audit log keeps its entries."""
+    await db.execute(
+        "DELETE FROM accounts WHERE id IN (SELECT account_id FROM team_members WHERE app_id = ?)", app_id
+    )
+    return await db.execute("DELETE FROM apps WHERE id = ?", app_id)
+
+
 async def list_for_account(db: Executor, account_id: int) -> list[Row]:
     """The owner's applications, by name."""
     return await db.fetch_all(

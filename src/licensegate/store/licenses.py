@@ -7,8 +7,11 @@ not banned), so a ban never loses whether the key was redeemed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, keyset
 
 COLUMNS = (
     "id, key, level, duration, note, status, banned_reason, generated_by, created_at, "
@@ -234,3 +237,121 @@ async def insert_grant(
         key_id,
         now,
     )
+
+
+# --- browsing (the dashboard's list) ------------------------------------------------------------
+
+# What the list sorts by: each is an indexed column, so every page is an index seek.
+SORTS = {"created": "id", "key": "key", "level": "level"}
+_EXPIRES = "(SELECT MAX(g.expires_at) FROM user_subscriptions g WHERE g.key_id = license_keys.id)"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyQuery:
+    """Which keys a list shows: every field narrows it; None/'' means any."""
+
+    status: str = "all"  # a FILTERS name
+    level: str = ""
+    note: str = ""  # contained in the note
+    generated_by: str = ""
+    search: str = ""  # the start of the key, or of the redeeming user's name
+    created_from: int | None = None
+    created_to: int | None = None
+    used_from: int | None = None
+    used_to: int | None = None
+    expires_from: int | None = None
+    expires_to: int | None = None
+    reseller_id: int | None = None
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _where(db: Executor, query: KeyQuery) -> tuple[str, list[Any]]:
+    """The WHERE clause after `app_id = ?`: fixed fragments, values bound. Text search ignores
+    case on both databases (SQLite's LIKE does for ASCII; PostgreSQL needs ILIKE)."""
+    like = "ILIKE" if db.dialect == "postgresql" else "LIKE"
+    parts: list[str] = [FILTERS[query.status]]
+    args: list[Any] = []
+
+    def add(fragment: str, *values: Any) -> None:
+        parts.append(fragment)
+        args.extend(values)
+
+    if query.level:
+        add(" AND level = ?", query.level)
+    if query.note:
+        add(f" AND note {like} ? ESCAPE '\\'", f"%{_like(query.note)}%")
+    if query.generated_by:
+        add(" AND generated_by = ?", query.generated_by)
+    if query.search:
+        prefix = _like(query.search) + "%"
+        add(f" AND (key {like} ? ESCAPE '\\' OR used_by {like} ? ESCAPE '\\')", prefix, prefix)
+    for column, low, high in (
+        ("created_at", query.created_from, query.created_to),
+        ("used_at", query.used_from, query.used_to),
+    ):
+        if low is not None:
+            add(f" AND {column} >= ?", low)
+        if high is not None:
+            add(f" AND {column} < ?", high)
+    if query.expires_from is not None or query.expires_to is not None:
+        add(
+            " AND EXISTS (SELECT 1 FROM user_subscriptions g WHERE g.key_id = license_keys.id"
+            " AND g.expires_at >= ? AND g.expires_at < ?)",
+            query.expires_from if query.expires_from is not None else 0,
+            query.expires_to if query.expires_to is not None else 2**62,
+        )
+    if query.reseller_id is not None:
+        add(" AND generated_by_account_id = ?", query.reseller_id)
+    return "".join(parts), args
+
+
+async def browse(db: Executor, app_id: int, query: KeyQuery, request: PageRequest) -> list[Row]:
+    """One page of the keys the query selects (`request.size + 1` rows: see `paging.finish`),
+    each with the latest expiry of the subscriptions its redemption granted."""
+    where, args = _where(db, query)
+    after, after_args, order = keyset(SORTS[request.sort], request)
+    return await db.fetch_all(
+        f"SELECT {COLUMNS}, {_EXPIRES} AS expires_at FROM license_keys "
+        f"WHERE app_id = ?{where}{after} {order} LIMIT ?",
+        app_id,
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+
+
+async def count_matching(db: Executor, app_id: int, query: KeyQuery, cap: int) -> int:
+    """How many keys the query selects, counting no further than `cap` + 1 (a list says "more
+    than N" rather than count a million rows for every page)."""
+    where, args = _where(db, query)
+    total: int = await db.fetch_value(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM license_keys WHERE app_id = ?{where} LIMIT ?) AS m",
+        app_id,
+        *args,
+        cap + 1,
+    )
+    return total
+
+
+async def keys_matching(db: Executor, app_id: int, query: KeyQuery, limit: int) -> list[str]:
+    """The keys the query selects, oldest first, at most `limit` (bulk actions)."""
+    where, args = _where(db, query)
+    rows = await db.fetch_all(
+        f"SELECT key FROM license_keys WHERE app_id = ?{where} ORDER BY id LIMIT ?", app_id, *args, limit
+    )
+    return [row["key"] for row in rows]
+
+
+async def generators(db: Executor, app_id: int, reseller_id: int | None = None) -> list[str]:
+    """Who generated the application's keys (the `generated_by` values), for a filter's choices."""
+    mine, mine_args = _creator(reseller_id)
+    rows = await db.fetch_all(
+        f"SELECT DISTINCT generated_by FROM license_keys WHERE app_id = ?{mine} "
+        "ORDER BY generated_by LIMIT 200",
+        app_id,
+        *mine_args,
+    )
+    return [row["generated_by"] for row in rows]

@@ -8,7 +8,8 @@ from urllib.parse import parse_qs
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from licensegate.domain.errors import Invalid
+from licensegate.bodies import content_type_of, read_body
+from licensegate.domain import errorcodes
 
 MAX_FORM_BYTES = 256 * 1024  # a bulk form can carry a few thousand checked ids
 MAX_FIELDS = 5000
@@ -29,7 +30,7 @@ class Form:
         """A trimmed single-line value, refused when longer than `max_length`."""
         value = self.get(name).strip()
         if len(value) > max_length:
-            raise Invalid(f"'{name}' is too long (at most {max_length} characters).", "parameter_too_long")
+            raise errorcodes.PARAMETER_TOO_LONG(name=name, max_length=max_length)
         return value
 
     def all(self, name: str) -> list[str]:
@@ -45,33 +46,17 @@ class Form:
         return name in self._fields
 
 
-def _too_large() -> Invalid:
-    return Invalid("The form is too large.", "form_too_large")
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise _too_large()
-    body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            raise _too_large()
-    return bytes(body)
-
-
 async def read_form(request: Request, limit: int = MAX_FORM_BYTES) -> Form:
-    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    content_type = content_type_of(request)
     if content_type == "multipart/form-data":
         return await read_multipart(request, limit)
     if content_type not in ("application/x-www-form-urlencoded", ""):
-        raise Invalid("Forms are sent URL-encoded or as multipart.", "unsupported_form")
+        raise errorcodes.INVALID_FORM("Forms are sent URL-encoded or as multipart.")
     text = (await read_body(request, limit)).decode("utf-8", "replace")
     try:
         fields = parse_qs(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)
     except ValueError as exc:
-        raise _too_large() from exc
+        raise errorcodes.INVALID_FORM(f"The form has too many fields (at most {MAX_FIELDS}).") from exc
     return Form(fields)
 
 
@@ -79,7 +64,7 @@ async def read_multipart(request: Request, limit: int) -> Form:
     try:
         parsed = await request.form(max_files=1, max_fields=MAX_FIELDS, max_part_size=limit)
     except Exception as exc:  # python-multipart's errors for malformed or oversized parts
-        raise Invalid("The form could not be read (too large or malformed).", "invalid_form") from exc
+        raise errorcodes.INVALID_FORM("The form could not be read (too large or malformed).") from exc
     fields: dict[str, list[str]] = {}
     files: dict[str, UploadFile] = {}
     for name, value in parsed.multi_items():

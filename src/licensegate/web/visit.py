@@ -33,6 +33,7 @@ from licensegate.domain import websessions
 from licensegate.domain.accounts import Account
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.websessions import Timeouts, WebSession
+from licensegate.operations.declarations import STATUS_OF_KIND
 from licensegate.services import Services
 from licensegate.web import security
 from licensegate.web.forms import Form, read_form
@@ -46,14 +47,6 @@ FLASH_COOKIE = "lg_flash"
 SIGNIN_PATH = "/dashboard/signin"
 SECOND_FACTOR_PATH = "/dashboard/signin/second-factor"
 HOME = "/dashboard/"
-STATUS_OF_KIND = {
-    "invalid": 400,
-    "unauthorized": 401,
-    "forbidden": 403,
-    "not_found": 404,
-    "conflict": 409,
-    "rate_limited": 429,
-}
 
 
 class Access(Enum):

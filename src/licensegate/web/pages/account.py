@@ -10,8 +10,8 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import Route
 
-from licensegate.domain import accounts, passkeys, secondfactor, signin, totp, websessions
-from licensegate.domain.errors import Forbidden, Invalid, Refusal
+from licensegate.domain import accounts, errorcodes, passkeys, secondfactor, signin, totp, websessions
+from licensegate.domain.errors import Invalid, Refusal
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.pages.signin import throttle
 from licensegate.web.visit import Visit, page
@@ -49,7 +49,7 @@ async def _check_password_and_code(visit: Visit) -> None:
     if account.second_factor and not await secondfactor.check_code(
         services.db, services.secrets, account.id, form.get("code")[:64], visit.now()
     ):
-        raise Forbidden(signin.WRONG_CODE, "wrong_code")
+        raise errorcodes.WRONG_CODE()
 
 
 # --- authenticator app ---------------------------------------------------------------------------

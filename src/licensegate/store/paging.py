@@ -1,0 +1,60 @@
+"""Keyset paging for lists people browse (the SQL side; `domain.paging` is what callers use).
+
+A page starts after (or before) the last row seen, named by its sort value and id, so page 1,000
+costs what page 1 costs (an index seek, never an OFFSET that reads and drops every row before it)
+and a row inserted meanwhile never shifts or repeats what the next page shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MAX_SIZE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    value: Any  # the sort column's value of the row the page starts next to
+    id: int
+    before: bool = False  # the page ends just before that row (a "previous page")
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    sort: str  # a sort name the list declares (checked by the store against its own whitelist)
+    descending: bool
+    size: int
+    position: Position | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    rows: list[dict[str, Any]]
+    has_previous: bool
+    has_next: bool
+
+
+def keyset(column: str, request: PageRequest) -> tuple[str, tuple[Any, ...], str]:
+    """The WHERE fragment (with its values) and ORDER BY clause that read one page ordered by
+    `column` then `id` (a fixed, whitelisted column name: never input). A previous page is read
+    in reverse order; `finish` turns it back."""
+    backwards = request.position is not None and request.position.before
+    descending = request.descending != backwards
+    order = f"ORDER BY {column} {'DESC' if descending else 'ASC'}, id {'DESC' if descending else 'ASC'}"
+    if request.position is None:
+        return "", (), order
+    comparison = "<" if descending else ">"
+    if column == "id":
+        return f" AND id {comparison} ?", (request.position.id,), order
+    return f" AND ({column}, id) {comparison} (?, ?)", (request.position.value, request.position.id), order
+
+
+def finish(rows: list[dict[str, Any]], request: PageRequest) -> Page:
+    """The page from `size + 1` rows read by `keyset`: the extra row only says there is more."""
+    more = len(rows) > request.size
+    rows = rows[: request.size]
+    position = request.position
+    if position is not None and position.before:
+        rows.reverse()
+        return Page(rows, has_previous=more, has_next=True)
+    return Page(rows, has_previous=position is not None, has_next=more)
