@@ -213,11 +213,14 @@ class Listing:
         return f"{self.path}?{urlencode(query)}" if query else self.path
 
     def sort_url(self, key: str) -> str:
-        """Sorting by a column starts again at the first page; clicking the sorted column flips it."""
+        """Sorting by a column starts again at the first page; clicking the sorted column flips it.
+        A new column sorts ascending (A to Z), the list's default column in its default direction."""
         if key == self.sort:
             chosen = ("" if self.descending else "-") + key
-        else:
+        elif key == self.default_sort:
             chosen = ("-" if self.default_descending else "") + key
+        else:
+            chosen = key
         return self.url(self._base(sort=chosen))
 
     def page_url(self, cursor: str | None, direction: str = "after") -> str:
