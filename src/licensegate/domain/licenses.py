@@ -430,10 +430,6 @@ async def keys_matching(db: Executor, scope: Scope, query: KeyQuery, limit: int)
     return await store.keys_matching(db, scope.app_id, _scoped(query, scope), limit)
 
 
-async def generators(db: Executor, scope: Scope) -> list[str]:
-    return await store.generators(db, scope.app_id, scope.reseller_id)
-
-
 def position_after(row: Row) -> Position:
     """Where the page after this row starts, in creation order."""
     return Position(row["id"], row["id"])

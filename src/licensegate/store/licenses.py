@@ -268,7 +268,7 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _where(db: Executor, query: KeyQuery) -> tuple[str, list[Any]]:
+def _where(db: Executor, app_id: int, query: KeyQuery) -> tuple[str, list[Any]]:
     """The WHERE clause after `app_id = ?`: fixed fragments, values bound. Text search ignores
     case on both databases (SQLite's LIKE does for ASCII; PostgreSQL needs ILIKE)."""
     like = "ILIKE" if db.dialect == "postgresql" else "LIKE"
@@ -286,8 +286,17 @@ def _where(db: Executor, query: KeyQuery) -> tuple[str, list[Any]]:
     if query.generated_by:
         add(" AND generated_by = ?", query.generated_by)
     if query.search:
-        prefix = _like(query.search) + "%"
-        add(f" AND (key {like} ? ESCAPE '\\' OR used_by {like} ? ESCAPE '\\')", prefix, prefix)
+        # Exactly a key, or the user who redeemed keys: both index lookups, however many keys.
+        # Not correlated with the outer row, so PostgreSQL runs it once, not once per key.
+        add(
+            " AND id IN (SELECT k.id FROM license_keys k WHERE k.app_id = ? AND k.key = ?"
+            " UNION ALL SELECT k.id FROM license_keys k WHERE k.used_by_user_id IN"
+            " (SELECT u.id FROM users u WHERE u.app_id = ? AND u.username = ?))",
+            app_id,
+            query.search,
+            app_id,
+            query.search,
+        )
     for column, low, high in (
         ("created_at", query.created_from, query.created_to),
         ("used_at", query.used_from, query.used_to),
@@ -311,7 +320,7 @@ def _where(db: Executor, query: KeyQuery) -> tuple[str, list[Any]]:
 async def browse(db: Executor, app_id: int, query: KeyQuery, request: PageRequest) -> list[Row]:
     """One page of the keys the query selects (`request.size + 1` rows: see `paging.finish`),
     each with the latest expiry of the subscriptions its redemption granted."""
-    where, args = _where(db, query)
+    where, args = _where(db, app_id, query)
     after, after_args, order = keyset(SORTS[request.sort], request)
     return await db.fetch_all(
         f"SELECT {COLUMNS}, {_EXPIRES} AS expires_at FROM license_keys "
@@ -326,7 +335,7 @@ async def browse(db: Executor, app_id: int, query: KeyQuery, request: PageReques
 async def count_matching(db: Executor, app_id: int, query: KeyQuery, cap: int) -> int:
     """How many keys the query selects, counting no further than `cap` + 1 (a list says "more
     than N" rather than count a million rows for every page)."""
-    where, args = _where(db, query)
+    where, args = _where(db, app_id, query)
     total: int = await db.fetch_value(
         f"SELECT COUNT(*) FROM (SELECT 1 FROM license_keys WHERE app_id = ?{where} LIMIT ?) AS m",
         app_id,
@@ -338,20 +347,8 @@ async def count_matching(db: Executor, app_id: int, query: KeyQuery, cap: int) -
 
 async def keys_matching(db: Executor, app_id: int, query: KeyQuery, limit: int) -> list[str]:
     """The keys the query selects, oldest first, at most `limit` (bulk actions)."""
-    where, args = _where(db, query)
+    where, args = _where(db, app_id, query)
     rows = await db.fetch_all(
         f"SELECT key FROM license_keys WHERE app_id = ?{where} ORDER BY id LIMIT ?", app_id, *args, limit
     )
     return [row["key"] for row in rows]
-
-
-async def generators(db: Executor, app_id: int, reseller_id: int | None = None) -> list[str]:
-    """Who generated the application's keys (the `generated_by` values), for a filter's choices."""
-    mine, mine_args = _creator(reseller_id)
-    rows = await db.fetch_all(
-        f"SELECT DISTINCT generated_by FROM license_keys WHERE app_id = ?{mine} "
-        "ORDER BY generated_by LIMIT 200",
-        app_id,
-        *mine_args,
-    )
-    return [row["generated_by"] for row in rows]

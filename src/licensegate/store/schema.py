@@ -298,7 +298,11 @@ license_keys = sa.Table(
     _ref("users", ondelete="SET NULL", nullable=True, name="used_by_user_id"),
     _text("used_by"),
     sa.UniqueConstraint("app_id", "key"),
-    sa.Index(None, "app_id", "status"),
+    # The dashboard's list pages by keyset in each of these orders (newest, by status, by level):
+    # an index per order makes any page one index seek. The unique (app_id, key) serves "by key".
+    sa.Index(None, "app_id", "id"),
+    sa.Index(None, "app_id", "status", "id"),
+    sa.Index(None, "app_id", "level", "id"),
     sa.Index(None, "app_id", "generated_by_account_id"),
     sa.Index(None, "used_by_user_id"),
 )

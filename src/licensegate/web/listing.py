@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import urlencode
@@ -41,6 +41,7 @@ class Filter:
     options: tuple[tuple[str, str], ...] = ()  # (value, label) for selects; the first is "any"
     placeholder: str = ""
     max_length: int = 64
+    more: bool = False  # shown under "More filters" (open when one of them is set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +130,11 @@ class Listing:
 
     @property
     def filters(self) -> list[Filter]:
-        return [
-            Filter(
-                f.name, f.label, f.kind, self.view.options.get(f.name, f.options), f.placeholder, f.max_length
-            )
-            for f in self.view.spec.filters
-        ]
+        return [replace(f, options=self.view.options.get(f.name, f.options)) for f in self.view.spec.filters]
+
+    @property
+    def more_open(self) -> bool:
+        return any(f.more and f.name in self.view.values for f in self.view.spec.filters)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
