@@ -35,6 +35,7 @@ from licensegate.config import Settings  # noqa: E402
 from licensegate.domain import licenses  # noqa: E402
 from licensegate.domain.licenses import KeyQuery  # noqa: E402
 from licensegate.domain.paging import PageRequest, Position  # noqa: E402
+from licensegate.domain.permissions import Scope  # noqa: E402
 from licensegate.services import Services  # noqa: E402
 from licensegate.store import migrate  # noqa: E402
 
@@ -135,7 +136,7 @@ async def _measure(url: str, count: int) -> list[tuple[str, float, float]]:
         used = KeyQuery(status="used")
 
         async def browse(query: KeyQuery, request: PageRequest) -> None:
-            await licenses.browse(db, shop.app_id, query, request)
+            await licenses.browse(db, Scope(shop.app_id), query, request)
 
         cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
             ("query: page 1, newest first", lambda: browse(everything, PageRequest("created", True, PAGE))),
@@ -155,7 +156,7 @@ async def _measure(url: str, count: int) -> list[tuple[str, float, float]]:
             ),
             (
                 "query: count (capped at 10,000)",
-                lambda: licenses.count_matching(db, shop.app_id, everything),
+                lambda: licenses.count_matching(db, Scope(shop.app_id), everything),
             ),
         ]
         for name, work in cases:

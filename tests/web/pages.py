@@ -146,6 +146,7 @@ async def make_keys(
     days: float = 30,
 ) -> list[str]:
     from licensegate.domain import licenses
+    from licensegate.domain.permissions import Scope
 
     spec = licenses.KeySpec(days=days, amount=amount, note=note, level=level)
-    return await licenses.generate(services.db, shop.app_id, spec, services.clock.now())
+    return await licenses.generate(services.db, Scope(shop.app_id), spec, services.clock.now())

@@ -10,7 +10,7 @@ import pytest
 
 from licensegate.clock import MovableClock
 from licensegate.domain import licenses
-from licensegate.domain.sellerkeys import Reseller
+from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
 from tests.web.pages import Dashboard, browser, make_keys, make_member, make_shop, text_of
 
@@ -57,7 +57,7 @@ async def test_filters_live_in_the_url_and_narrow_the_list(services: Services, d
     plain = await make_keys(services, shop, 3)
     noted = await make_keys(services, shop, 2, note="Batch for Discord")
     await licenses.ban(
-        services.db, shop.app_id, plain[0], "chargeback", user_too=False, now=services.clock.now()
+        services.db, Scope(shop.app_id), plain[0], "chargeback", user_too=False, now=services.clock.now()
     )
     await dash.sign_in("alice")
     path = f"/dashboard/apps/{shop.app_id}/licenses"
@@ -127,10 +127,9 @@ async def test_a_reseller_sees_only_its_own_keys(services: Services) -> None:
     owners = await make_keys(services, shop, 3)
     rita = await services.db.fetch_value("SELECT id FROM accounts WHERE username = 'rita'")
     await services.db.execute("UPDATE team_members SET balance_month = 5 WHERE account_id = ?", rita)
-    spec = licenses.KeySpec(
-        days=30, amount=2, reseller=Reseller(rita, "rita"), account_id=rita, generated_by="rita"
-    )
-    hers = await licenses.generate(services.db, shop.app_id, spec, services.clock.now())
+    spec = licenses.KeySpec(days=30, amount=2, account_id=rita, generated_by="rita")
+    scope = Scope(shop.app_id, Reseller(rita, "rita"))
+    hers = await licenses.generate(services.db, scope, spec, services.clock.now())
     async with browser(services) as dash:
         home = await dash.sign_in("rita")
         assert home.url.path == f"/dashboard/apps/{shop.app_id}/"

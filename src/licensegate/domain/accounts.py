@@ -12,7 +12,7 @@ from licensegate import ids
 from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
 from licensegate.domain.apps import check_name
-from licensegate.domain.sellerkeys import MANAGER, OWNER, RESELLER, parse_levels, team_areas
+from licensegate.domain.permissions import MANAGER, OWNER, RESELLER, parse_levels, team_areas
 from licensegate.domain.users import check_email
 from licensegate.passwords import Passwords
 from licensegate.store import accounts as store
@@ -43,7 +43,7 @@ class Account:
 
     @property
     def second_factor(self) -> bool:
-        return self.has_totp or self.passkeys > 0
+        return bool(self.has_totp or self.passkeys > 0)
 
     @property
     def is_owner(self) -> bool:

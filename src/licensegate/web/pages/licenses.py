@@ -15,7 +15,7 @@ from starlette.routing import Route
 from licensegate.domain import licenses, subscriptions
 from licensegate.domain.licenses import KeyQuery
 from licensegate.domain.paging import PageRequest
-from licensegate.domain.sellerkeys import Reseller
+from licensegate.domain.permissions import Reseller, Scope
 from licensegate.web.listing import Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Visit, page
@@ -112,12 +112,12 @@ async def _open(visit: Visit) -> tuple[AppPage, View]:
 async def list_page(visit: Visit) -> Response:
     app, view = await _open(visit)
     db, reseller = visit.services.db, reseller_of(visit)
-    query = key_query(view)
-    found = await licenses.browse(db, app.id, query, view.request, reseller=reseller)
+    query, scope = key_query(view), Scope(app.id, reseller)
+    found = await licenses.browse(db, scope, query, view.request)
     for row in found.rows:
         row["status_text"] = _status(row)
         row["label"] = row["key"]
-    total = await licenses.count_matching(db, app.id, query, reseller=reseller)
+    total = await licenses.count_matching(db, scope, query)
     listing = view.listing(app.path(SLUG), found, total, cap=licenses.COUNT_CAP)
     return visit.render(
         "licenses/list.html",
@@ -152,12 +152,12 @@ async def export(visit: Visit) -> Response:
     fmt = visit.request.query_params.get("format", "csv")
     if fmt not in ("csv", "json"):
         return visit.render("error.html", status=400, title="Not accepted", message="Export as csv or json.")
-    db, reseller, query = visit.services.db, reseller_of(visit), key_query(view)
+    db, query, scope = visit.services.db, key_query(view), Scope(app.id, reseller_of(visit))
 
     async def rows() -> AsyncIterator[dict[str, Any]]:
         request = PageRequest("created", False, EXPORT_BATCH)
         while True:
-            found = await licenses.browse(db, app.id, query, request, reseller=reseller)
+            found = await licenses.browse(db, scope, query, request)
             for row in found.rows:
                 yield _export_row(row)
             if not found.has_next:
