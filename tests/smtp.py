@@ -23,7 +23,7 @@ class Inbox:
         return "250 Message accepted for delivery"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -33,7 +33,7 @@ def _free_port() -> int:
 @contextmanager
 def smtp_server() -> Iterator[tuple[Inbox, int]]:
     inbox = Inbox()
-    port = _free_port()
+    port = free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:

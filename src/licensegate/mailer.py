@@ -17,6 +17,19 @@ RETRY_DELAYS = (0.0, 2.0, 10.0)
 SMTP_TIMEOUT = 20
 
 
+def describe(exc: Exception) -> str:
+    """What went wrong, without the addresses smtplib puts in its exceptions (a refused
+    recipient's text is the address itself, and the server's reply often repeats it)."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        codes = sorted({code for code, _reply in exc.recipients.values()})
+        return f"the server refused the recipient (SMTP {', '.join(map(str, codes))})"
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{type(exc).__name__} (SMTP {exc.smtp_code})"
+    if isinstance(exc, smtplib.SMTPException):
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) else type(exc).__name__
+
+
 class Mailer:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -57,7 +70,7 @@ class Mailer:
                     purpose,
                     attempt,
                     len(RETRY_DELAYS),
-                    exc,
+                    describe(exc),
                 )
         log.error("gave up sending a %s e-mail after %d attempts", purpose, len(RETRY_DELAYS))
 

@@ -11,7 +11,7 @@ import pytest
 from licensegate.clock import MovableClock
 from licensegate.domain import sellerlog
 from licensegate.services import Services
-from tests.helpers import Seller, create_seller
+from tests.helpers import Seller, client_of, create_seller
 
 pytestmark = pytest.mark.anyio
 
@@ -128,6 +128,31 @@ async def test_license_keys_keep_only_their_first_characters(seller: Seller, ser
     rows = await raw_rows(services, seller.app_id)
     assert key not in rows[0]["params"]
     assert (await seller.ok("fetchsellerlogs"))["logs"][0]["params"] == {"key": key[:4] + "…"}
+
+
+async def test_session_ids_custom_keys_and_key_named_users_keep_only_their_start(
+    seller: Seller, services: Services
+) -> None:
+    key = (await seller.ok("add", expiry=1))["key"]
+    client = client_of(seller)
+    await client.init()
+    await client.ok("license", key=key, hwid="machine-one-000000000")
+    session = client.sessionid
+    await enable(seller)
+    await seller.fails("kill", 404, "session_not_found", sessid="f" * 32)
+    await seller.ok("add", expiry=1, mask="CUSTOM-ONLY-KEY-0001")
+    await seller.ok("banuser", user=key, reason="chargeback")  # its username is its key
+    await seller.fails("kill", 404, "session_not_found", sessionid=session[::-1])
+    stored = " ".join(row["params"] for row in await raw_rows(services, seller.app_id))
+    for secret in (key, "CUSTOM-ONLY-KEY-0001", "f" * 32, session[::-1]):
+        assert secret not in stored
+    logs = (await seller.ok("fetchsellerlogs"))["logs"]
+    assert logs[0]["params"] == {"sessionid": session[::-1][:4] + "…"}  # as sent (an alias)
+    assert logs[1]["params"] == {"user": key[:4] + "…", "reason": "chargeback"}
+    assert logs[2]["params"]["mask"] == "CUST…"
+    audit = " ".join(str(entry) for entry in (await seller.ok("fetchauditlogs"))["logs"])
+    assert key not in audit
+    assert "CUSTOM-ONLY-KEY-0001" not in audit
 
 
 async def test_long_values_are_cut(seller: Seller) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from licensegate import private
 from licensegate.durable import fsync_dir
 
 CHUNK = 1024 * 1024
@@ -138,15 +139,14 @@ class _ChunksOf:
 
 
 def _stage(data_dir: Path, source: BinaryIO | _ChunksOf, max_bytes: int) -> Staged:
-    folder = root(data_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private.folder(root(data_dir))
     temp = folder / f".upload-{secrets.token_hex(8)}"
     digest = hashlib.sha256()
     size = 0
     if hasattr(source, "seek"):
         source.seek(0)
     try:
-        with open(temp, "xb") as out:
+        with private.create(temp) as out:
             while chunk := source.read(CHUNK):
                 size += len(chunk)
                 if size > max_bytes:
@@ -165,7 +165,7 @@ def _stage(data_dir: Path, source: BinaryIO | _ChunksOf, max_bytes: int) -> Stag
 def _publish(temp: Path, final: Path) -> None:
     if final.exists():
         return
-    final.parent.mkdir(parents=True, exist_ok=True)
+    private.folder(final.parent)
     try:
         os.link(temp, final)
     except FileExistsError:
@@ -173,15 +173,16 @@ def _publish(temp: Path, final: Path) -> None:
     except OSError:
         # A filesystem without hard links: copy to a second temporary file and rename that.
         copy = temp.with_name(temp.name + ".copy")
-        shutil.copyfile(temp, copy)
-        with open(copy, "rb") as handle:
+        with open(temp, "rb") as source, private.create(copy) as handle:
+            shutil.copyfileobj(source, handle)
+            handle.flush()
             os.fsync(handle.fileno())
         os.replace(copy, final)
     fsync_dir(final.parent)
 
 
 def _place(temp: Path, final: Path) -> None:
-    final.parent.mkdir(parents=True, exist_ok=True)
+    private.folder(final.parent)
     os.replace(temp, final)  # identical content by construction: replacing a present blob is harmless
     # Renaming one hard link of a file onto another link of the same file does nothing (POSIX):
     # drop the staged name in that case.

@@ -5,6 +5,7 @@ parameters and answer status. Secrets never enter it; `redact` decides what is o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -19,12 +20,23 @@ MAX_LOGGED_VALUE = 256  # longer values are cut, so one call cannot bloat the lo
 # that embed tokens): their values are never kept.
 SECRET_NAME_PARTS = ("pass", "secret", "key", "url", "webhook", "token", "otp")
 DROPPED = frozenset({"sellerkey", "type"})  # the credential itself, and the operation (kept apart)
-LICENSE_KEY_SHOWN = 4  # a license key is a bearer secret of an end user: keep only its start
+# License keys and session ids are bearer secrets of end users: logs keep only their start,
+# enough to tell them apart. `mask` is one: a mask without `*` is a custom key.
+BEARER_NAMES = frozenset({"key", "keys", "mask", "sessid", "sessionid"})
+LICENSE_KEY_SHOWN = 4
+# A value shaped like a generated license key (four or more groups of letters and digits joined
+# by dashes) under any name: a License Login user's username is its key, so `user` may carry one.
+KEY_SHAPED = re.compile(r"[0-9A-Za-z]{4,}(?:-[0-9A-Za-z]{4,}){3,}")
 
 
 def _is_secret_name(name: str) -> bool:
     lowered = name.lower()
     return any(part in lowered for part in SECRET_NAME_PARTS)
+
+
+def shown_start(value: str) -> str:
+    """The start of a bearer secret (a license key, a session id): enough to recognise it."""
+    return value[:LICENSE_KEY_SHOWN] + "…" if value else value
 
 
 def redact(
@@ -37,19 +49,22 @@ def redact(
 
     Dropped: the seller key and `type`. Replaced by `[redacted]`: parameters declared secret
     (`secret_names`, aliases included), any parameter whose name suggests a credential, and any
-    value that is a URL (URLs often embed tokens). The license key parameter `key` keeps its
-    first four characters, enough to tell keys apart. Absent (None) values are left out and
-    long text is cut.
+    value that is a URL (URLs often embed tokens). License keys and session ids (`BEARER_NAMES`,
+    and any value shaped like a generated key) keep their first four characters, enough to tell
+    them apart. Absent (None) values are left out and long text is cut.
     """
     out: dict[str, Any] = {}
     for name, value in params.items():
         if value is None or name.lower() in DROPPED:
             continue
         if isinstance(value, str):
-            if name == "key" and name not in secret_names:
-                out[name] = value[:LICENSE_KEY_SHOWN] + "…" if value else value
+            if name in secret_names or "://" in value:
+                out[name] = REDACTED
                 continue
-            if name in secret_names or _is_secret_name(name) or "://" in value:
+            if name.lower() in BEARER_NAMES or KEY_SHAPED.search(value):
+                out[name] = shown_start(value)
+                continue
+            if _is_secret_name(name):
                 out[name] = REDACTED
                 continue
             out[name] = value if len(value) <= max_value else value[:max_value] + "…"

@@ -13,6 +13,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from licensegate import private
 from licensegate.store.database import DatabaseError, dialect_of, sqlite_path
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -22,7 +23,7 @@ def sqlalchemy_url(url: str) -> str:
     dialect = dialect_of(url)
     if dialect == "sqlite":
         path = Path(sqlite_path(url))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private.touch(path)
         return f"sqlite:///{path}"
     rest = url.split("://", 1)[1]
     return f"postgresql+psycopg://{rest}"

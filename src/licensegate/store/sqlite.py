@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from licensegate import private
 from licensegate.store.database import Database, DatabaseError, Executor, Row, UniqueViolation
 
 BUSY_TIMEOUT_MS = 5000
@@ -102,7 +103,7 @@ class _Checkpointer:
 
 def connect(path: str) -> sqlite3.Connection:
     if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        private.touch(Path(path))  # 0600: SQLite gives its -wal and -shm files the same mode
     try:
         conn = sqlite3.connect(
             path,

@@ -19,13 +19,22 @@ from licensegate.api.request import merge, read_form_body, read_multipart, read_
 from licensegate.bodies import content_type_of
 from licensegate.domain import permissions, sellerkeys
 from licensegate.domain.errors import Refusal
-from licensegate.domain.permissions import SellerIdentity
 from licensegate.operations.declarations import Operation, status_of
 from licensegate.operations.seller import Caller, SellerCall, Upload, invoke, registry
 from licensegate.services import Services
 
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and text fields around an upload
 KEY_PREFIX_SHOWN = 6  # the audit log tells the owner's seller keys apart by their first characters
+
+
+async def _caller(request: Request, services: Services, sellerkey: str | None) -> Caller:
+    """Who calls: the seller key's identity, the address, and the key's prefix for the audit log."""
+    identity = await sellerkeys.authenticate(services.db, sellerkey, services.clock.now())
+    return Caller(
+        identity,
+        ip=client_ip(request.scope, services.settings.trusted_proxies),
+        via=f"seller key {(sellerkey or '').strip()[:KEY_PREFIX_SHOWN]}",
+    )
 
 
 async def endpoint(request: Request) -> Response:
@@ -39,16 +48,18 @@ async def endpoint(request: Request) -> Response:
         op = registry.get(query.get("type", ""))
         multipart = request.method == "POST" and content_type_of(request) == "multipart/form-data"
         file_fields = op.uploads if op is not None and multipart else ()
-        identity: SellerIdentity | None = None
+        caller: Caller | None = None
         if file_fields or "sellerkey" in query:
             # Authenticate before a body is read: an upload may be 50 MiB, spooled to disk, and
             # only a caller who may use the operation gets that far. The query's key wins over
             # one in the body anyway, so nothing the body says could change this answer.
-            identity = await sellerkeys.authenticate(
-                services.db, query.get("sellerkey"), services.clock.now()
-            )
-            if op is not None:
-                permissions.require(identity, op.area, op.type)
+            caller = await _caller(request, services, query.get("sellerkey"))
+            if (
+                op is not None
+                and file_fields
+                and not permissions.allows(caller.identity.permissions, op.area)
+            ):
+                await invoke(services, caller, op, query)  # refuses, noted as any refusal is
         if multipart:
             limit = settings.max_upload_bytes + UPLOAD_OVERHEAD if file_fields else settings.max_body_bytes
             fields, uploads, form = await read_multipart(request, limit, file_fields)
@@ -57,14 +68,8 @@ async def endpoint(request: Request) -> Response:
             limit = (op.max_body_bytes if op is not None else None) or settings.max_body_bytes
             raw = merge(query, await read_form_body(request, limit))
         op = registry.lookup(raw)
-        sellerkey = raw.get("sellerkey")
-        if identity is None:
-            identity = await sellerkeys.authenticate(services.db, sellerkey, services.clock.now())
-        caller = Caller(
-            identity,
-            ip=client_ip(request.scope, settings.trusted_proxies),
-            via=f"seller key {(sellerkey or '').strip()[:KEY_PREFIX_SHOWN]}",
-        )
+        if caller is None:
+            caller = await _caller(request, services, raw.get("sellerkey"))
         sent = {name: Upload(upload.filename, upload.file) for name, upload in uploads.items()}
         body = await invoke(services, caller, op, raw, uploads=sent)
         return seller_success(op, body, raw.get("format"))
