@@ -7,6 +7,7 @@ by an inclusive time range (the tamper log is filtered the same way), and clears
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,8 +19,9 @@ from licensegate.config import Settings
 from licensegate.domain import errorcodes
 from licensegate.domain.blacklists import parse_ip
 from licensegate.store import logs as store
-from licensegate.store.database import Executor
+from licensegate.store.database import Executor, Row
 from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
+from licensegate.store.logs import LogTable
 
 MAX_MESSAGE = 1000
 MAX_PCUSER = 64
@@ -117,26 +119,41 @@ def log_filter(
     )
 
 
+async def listing(
+    db: Executor,
+    table: LogTable,
+    app_id: int,
+    where: LogFilter,
+    entry: Callable[[Row], dict[str, Any]],
+    *,
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of a log table, newest first, each row as `entry` shows it, and how many rows the
+    filter matches in all (client logs here; tamper reports in `domain.tamper`)."""
+    rows = await store.page(db, table, app_id, where, limit=limit, offset=offset)
+    return [entry(row) for row in rows], await store.count(db, table, app_id, where)
+
+
+def _entry(row: Row) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "logdata": row["message"],
+        "credential": row["credential"],
+        "pcuser": row["pcuser"],
+        "ip": row["ip"],
+        "logdate": row["created_at"],
+    }
+
+
 async def list_page(
     db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
-    rows = await store.list_page(db, app_id, where, limit=limit, offset=offset)
-    logs = [
-        {
-            "id": str(row["id"]),
-            "logdata": row["message"],
-            "credential": row["credential"],
-            "pcuser": row["pcuser"],
-            "ip": row["ip"],
-            "logdate": row["created_at"],
-        }
-        for row in rows
-    ]
-    return logs, await store.count(db, app_id, where)
+    return await listing(db, store.CLIENT_LOGS, app_id, where, _entry, limit=limit, offset=offset)
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await store.delete_all(db, app_id)
+    return await store.delete_all(db, store.CLIENT_LOGS, app_id)
 
 
 async def delete_by_ip(db: Executor, app_id: int, ip: str) -> tuple[str, int]:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import users
+from licensegate.domain import logs, users
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.logs import LogFilter
 from licensegate.store import blacklists as blacklist_store
+from licensegate.store import logs as log_store
 from licensegate.store import sessions as session_store
 from licensegate.store import tamper as store
-from licensegate.store.database import Database, Executor
+from licensegate.store.database import Database, Executor, Row
 
 MAX_REASON = 256
 MAX_HWID = 256
@@ -62,24 +63,23 @@ async def report(
 # --- the owner's view -------------------------------------------------------------------------
 
 
+def _entry(row: Row) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "reason": row["reason"],
+        "details": row["details"],
+        "credential": row["credential"],
+        "hwid": row["hwid"],
+        "ip": row["ip"],
+        "created": row["created_at"],
+    }
+
+
 async def list_page(
     db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
-    rows = await store.list_page(db, app_id, where, limit=limit, offset=offset)
-    logs = [
-        {
-            "id": str(row["id"]),
-            "reason": row["reason"],
-            "details": row["details"],
-            "credential": row["credential"],
-            "hwid": row["hwid"],
-            "ip": row["ip"],
-            "created": row["created_at"],
-        }
-        for row in rows
-    ]
-    return logs, await store.count(db, app_id, where)
+    return await logs.listing(db, store.TAMPER_LOGS, app_id, where, _entry, limit=limit, offset=offset)
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await store.delete_all(db, app_id)
+    return await log_store.delete_all(db, store.TAMPER_LOGS, app_id)

@@ -1,4 +1,6 @@
-"""SQL for the logs client applications send (KeyAuth's `log()`), with the sender's IP."""
+"""SQL for the logs client applications send (KeyAuth's `log()`), with the sender's IP, and what
+every log table an owner reads shares (this one and `tamper_logs`): a filter, and one listing,
+count and clearing of a table, newest first."""
 
 from __future__ import annotations
 
@@ -35,6 +37,41 @@ class LogFilter:
         return " AND ".join(clauses), args
 
 
+@dataclass(frozen=True, slots=True)
+class LogTable:
+    """A log table as an owner reads it. The name and columns are fixed here, never input."""
+
+    name: str
+    columns: str
+
+
+CLIENT_LOGS = LogTable("client_logs", "id, credential, pcuser, message, ip, created_at")
+
+
+async def page(
+    db: Executor, table: LogTable, app_id: int, where: LogFilter, *, limit: int, offset: int
+) -> list[Row]:
+    """Newest first."""
+    condition, args = where.where(app_id)
+    return await db.fetch_all(
+        f"SELECT {table.columns} FROM {table.name} "
+        f"WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        *args,
+        limit,
+        offset,
+    )
+
+
+async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter) -> int:
+    condition, args = where.where(app_id)
+    total: int = await db.fetch_value(f"SELECT COUNT(*) FROM {table.name} WHERE {condition}", *args)
+    return total
+
+
+async def delete_all(db: Executor, table: LogTable, app_id: int) -> int:
+    return await db.execute(f"DELETE FROM {table.name} WHERE app_id = ?", app_id)
+
+
 async def insert(
     db: Executor,
     app_id: int,
@@ -56,28 +93,6 @@ async def insert(
         now,
     )
     return log_id
-
-
-async def list_page(db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int) -> list[Row]:
-    """Newest first."""
-    condition, args = where.where(app_id)
-    return await db.fetch_all(
-        "SELECT id, credential, pcuser, message, ip, created_at FROM client_logs "
-        f"WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-        *args,
-        limit,
-        offset,
-    )
-
-
-async def count(db: Executor, app_id: int, where: LogFilter) -> int:
-    condition, args = where.where(app_id)
-    total: int = await db.fetch_value(f"SELECT COUNT(*) FROM client_logs WHERE {condition}", *args)
-    return total
-
-
-async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM client_logs WHERE app_id = ?", app_id)
 
 
 async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from licensegate.store.database import Executor, Row
-from licensegate.store.logs import LogFilter
+from licensegate.store.database import Executor
+from licensegate.store.logs import LogTable
+
+TAMPER_LOGS = LogTable("tamper_logs", "id, credential, hwid, ip, reason, details, created_at")
 
 
 async def insert(
@@ -32,25 +34,3 @@ async def insert(
         now,
     )
     return log_id
-
-
-async def list_page(db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int) -> list[Row]:
-    """Newest first."""
-    condition, args = where.where(app_id)
-    return await db.fetch_all(
-        "SELECT id, credential, hwid, ip, reason, details, created_at FROM tamper_logs "
-        f"WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-        *args,
-        limit,
-        offset,
-    )
-
-
-async def count(db: Executor, app_id: int, where: LogFilter) -> int:
-    condition, args = where.where(app_id)
-    total: int = await db.fetch_value(f"SELECT COUNT(*) FROM tamper_logs WHERE {condition}", *args)
-    return total
-
-
-async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM tamper_logs WHERE app_id = ?", app_id)
