@@ -166,13 +166,17 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             sweeper.cancel()
             await opened.close()
 
-    routes = [
+    # The hot routes: FastPaths sends them straight to their endpoints.
+    hot = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/api/1.0/", client.endpoint, methods=["POST"]),
         Route("/api/1.0", client.endpoint, methods=["POST"]),
-        Route(passwordreset.PATH, reset_page, methods=["GET", "POST"]),
         Route("/api/seller/", seller.endpoint, methods=["GET", "POST"]),
         Route("/api/seller", seller.endpoint, methods=["GET", "POST"]),
+    ]
+    routes = [
+        *hot,
+        Route(passwordreset.PATH, reset_page, methods=["GET", "POST"]),
         Route("/openapi.json", openapi_document, methods=["GET"]),
         *dashboard.routes(),
     ]
@@ -183,16 +187,9 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
     )
     if services is not None:
         app.state.services = services
-    client_methods, seller_methods = frozenset({"POST"}), frozenset({"GET", "POST"})
     return FastPaths(
         app,
-        {
-            "/healthz": (frozenset({"GET", "HEAD"}), healthz),
-            "/api/1.0/": (client_methods, client.endpoint),
-            "/api/1.0": (client_methods, client.endpoint),
-            "/api/seller/": (seller_methods, seller.endpoint),
-            "/api/seller": (seller_methods, seller.endpoint),
-        },
+        {route.path: (frozenset(route.methods or ()), route.endpoint) for route in hot},
         body_timeout=settings.body_timeout,
         longest_body=settings.max_upload_bytes,
     )

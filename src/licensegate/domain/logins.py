@@ -9,7 +9,6 @@ cannot redeem a key twice or bind two devices where one is allowed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import NotFound
+from licensegate.domain.messages import Messages
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.store import licenses as license_store
@@ -28,8 +28,6 @@ from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
-
-Message = Callable[..., str]
 
 LICENSE_USER = "license"  # `created_by` of users a License Login made; they sign in with the key
 
@@ -73,7 +71,7 @@ class Login:
 # --- checks -------------------------------------------------------------------------------------
 
 
-def check_hwid(app: ClientApp, hwid: str | None, msg: Message) -> None:
+def check_hwid(app: ClientApp, hwid: str | None, msg: Messages) -> None:
     if hwid is None:
         if app.force_hwid:
             raise errorcodes.HWID_REQUIRED(msg("hwidrequired"))
@@ -82,7 +80,7 @@ def check_hwid(app: ClientApp, hwid: str | None, msg: Message) -> None:
         raise errorcodes.HWID_TOO_SHORT(msg("hwidtooshort", minimum=app.min_hwid_length))
 
 
-async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Message) -> None:
+async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Messages) -> None:
     hwids = [client.hwid] if client.hwid else []
     if await blacklists.blocked(db, app.id, hwids=hwids, ip=client.ip):
         raise errorcodes.BLACKLISTED(msg("hwidblacked"))
@@ -136,7 +134,7 @@ async def admit(
     *,
     credential: str,
     otp_code: str | None,
-    msg: Message,
+    msg: Messages,
     now: int,
 ) -> Login:
     """Everything after the user is known and their secret checked: ban, blacklist, one-time
@@ -208,7 +206,7 @@ async def _log_in(
 
 
 async def consume_otp(
-    db: Executor, user_id: int, secret: str, code: str | None, msg: Message, now: int
+    db: Executor, user_id: int, secret: str, code: str | None, msg: Messages, now: int
 ) -> None:
     if not code:
         raise errorcodes.OTP_REQUIRED(msg("otprequired"))
@@ -229,7 +227,7 @@ async def login(
     username: str,
     password: str,
     otp_code: str | None,
-    msg: Message,
+    msg: Messages,
     now: int,
 ) -> Login:
     check_hwid(app, client.hwid, msg)
@@ -244,7 +242,7 @@ async def login(
         if user["created_by"] == LICENSE_USER:
             raise refused  # made by a License Login: it signs in with its key
         # Created without a password (seller API `adduser`): the first login sets it.
-        await store.set_password(db, user["user_id"], await passwords.hash(password))
+        await store.set_first_password(db, user["user_id"], await passwords.hash(password))
     elif not await passwords.verify(stored, password):
         raise refused
     return await admit(db, app, account, client, credential=username, otp_code=otp_code, msg=msg, now=now)
@@ -253,7 +251,7 @@ async def login(
 # --- register and License Login: redeeming a key --------------------------------------------
 
 
-async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Message) -> tuple[Row, Account | None]:
+async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Messages) -> tuple[Row, Account | None]:
     """The key (not banned) and, when it was redeemed and its user still exists, that user."""
     rows = await store.key_with_user(db, app.id, key)
     if not rows:
@@ -274,7 +272,7 @@ async def _redeem_into_new_user(
     password_hash: str | None,
     email: str | None,
     created_by: str,
-    msg: Message,
+    msg: Messages,
     now: int,
 ) -> Login:
     """Create the user, redeem the key for it and log the session in, atomically. A concurrent
@@ -322,7 +320,7 @@ async def register(
     password: str,
     key: str,
     email: str | None,
-    msg: Message,
+    msg: Messages,
     now: int,
 ) -> Login:
     user_rules.check_new_username(app, username, msg)
@@ -351,7 +349,7 @@ async def register(
 
 
 async def license_login(
-    db: Database, app: ClientApp, client: Client, *, key: str, otp_code: str | None, msg: Message, now: int
+    db: Database, app: ClientApp, client: Client, *, key: str, otp_code: str | None, msg: Messages, now: int
 ) -> Login:
     """A key is its own account: its first use creates the user named by the key, with the key's
     subscriptions; later uses log that user in. The key is a long random secret, so it is looked
@@ -381,7 +379,7 @@ async def license_login(
 
 
 async def upgrade(
-    db: Database, app: ClientApp, *, username: str, key: str, msg: Message, now: int
+    db: Database, app: ClientApp, *, username: str, key: str, msg: Messages, now: int
 ) -> list[str]:
     """Redeem an unused key onto an existing user: every subscription of the key's level is
     granted, a running grant of it lengthened by the key's duration. Returns their names."""

@@ -4,16 +4,15 @@ need a code, and a code is accepted once."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from licensegate.domain import errorcodes, totp
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.logins import consume_otp
+from licensegate.domain.messages import Messages
 from licensegate.store import logins as store
 from licensegate.store.database import Database, Row
 
-Message = Callable[..., str]
 ENROLMENT_SECONDS = 600
 
 
@@ -25,7 +24,7 @@ async def _state(db: Database, user_id: int) -> Row:
 
 
 async def enable(
-    db: Database, app: ClientApp, user_id: int, code: str | None, msg: Message, now: int
+    db: Database, app: ClientApp, user_id: int, code: str | None, msg: Messages, now: int
 ) -> dict[str, Any] | None:
     """Without a code: start enrolment and return the secret and its otpauth URI. With a code:
     finish enrolment (returns None)."""
@@ -50,7 +49,7 @@ async def enable(
     return None
 
 
-async def disable(db: Database, user_id: int, code: str, msg: Message, now: int) -> None:
+async def disable(db: Database, user_id: int, code: str, msg: Messages, now: int) -> None:
     state = await _state(db, user_id)
     if not state["otp_enabled"]:
         raise errorcodes.OTP_NOT_ENABLED()

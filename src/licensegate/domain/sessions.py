@@ -5,7 +5,6 @@ active it is. An unexpired session with `validated` 1 is a user online."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,12 +12,11 @@ from licensegate import ids
 from licensegate.domain import apps, errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
+from licensegate.domain.messages import Messages
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
-
-Message = Callable[..., str]
 
 # KeyAuth clients compare the message with this literal to start their auto-update.
 # fetchOnline shows at most this many characters of a credential (a license key is a secret).
@@ -77,7 +75,7 @@ async def start(
     ip: str,
     version: str | None,
     program_hash: str | None,
-    msg: Message,
+    msg: Messages,
     now: int,
 ) -> str:
     if app.paused:

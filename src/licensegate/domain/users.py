@@ -9,11 +9,11 @@ same transaction (domain.team).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from licensegate.domain import errorcodes, subscriptions, team
 from licensegate.domain.apps import ClientApp
+from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Scope
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
@@ -24,8 +24,6 @@ from licensegate.store import logins as login_store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
-
-Message = Callable[..., str]
 
 
 async def ban(db: Executor, app_id: int, user_id: int, reason: str, now: int) -> None:
@@ -70,7 +68,7 @@ def check_username(name: str) -> str:
     return name
 
 
-def check_new_username(app: ClientApp, username: str, msg: Message) -> None:
+def check_new_username(app: ClientApp, username: str, msg: Messages) -> None:
     check_username(username)
     if len(username) < app.min_username_length:
         raise errorcodes.USERNAME_TOO_SHORT(msg("unTooShort"))
@@ -487,7 +485,7 @@ async def grants(
 # --- what a logged-in user does to their own account (client API) ----------------------------
 
 
-async def change_username(db: Database, app: ClientApp, user_id: int, new_name: str, msg: Message) -> None:
+async def change_username(db: Database, app: ClientApp, user_id: int, new_name: str, msg: Messages) -> None:
     """Rename the user (and the copies of the name kept elsewhere), then end their sessions."""
     check_new_username(app, new_name, msg)
     async with db.transaction() as tx:

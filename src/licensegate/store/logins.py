@@ -92,7 +92,7 @@ async def record_login(db: Executor, user_id: int, ip: str, now: int) -> None:
     await db.execute("UPDATE users SET last_login_at = ?, last_ip = ? WHERE id = ?", now, ip, user_id)
 
 
-async def set_password(db: Executor, user_id: int, password_hash: str) -> int:
+async def set_first_password(db: Executor, user_id: int, password_hash: str) -> int:
     """Set a password only where none is set yet (the first login of a user created without one)."""
     return await db.execute(
         "UPDATE users SET password_hash = ? WHERE id = ? AND password_hash IS NULL", password_hash, user_id

@@ -67,8 +67,8 @@ async def handle(
         session=session,
         db=db,
     )
-    if op.requires == "validated" and not call.live_session.validated:
-        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
+    if op.requires == "validated":
+        await call.require_logged_in()
     body: dict[str, Any] = await op.handler(call)
     message = body.pop("message")
     return dialect.response(client_success(ownerid, message, body, dialect.success_code(op)))

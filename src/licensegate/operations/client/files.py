@@ -7,7 +7,7 @@ from typing import Any
 
 from licensegate.domain import errorcodes, files, filestore
 from licensegate.domain.errors import Forbidden, Invalid, Refusal, recast
-from licensegate.operations.client.registry import ClientCall, refuse_unless_logged_in, registry
+from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
 log = logging.getLogger("licensegate.api")
@@ -51,7 +51,7 @@ async def download(call: ClientCall) -> dict[str, Any]:
     limit = settings.client_file_bytes
     row = await files.get(call.db, call.app.id, call.args.text("fileid"))
     if row["authed"]:
-        await refuse_unless_logged_in(call)
+        await call.require_logged_in()
     size = int(row["size"] or 0)
     if size > limit:
         raise _too_large(size, limit)

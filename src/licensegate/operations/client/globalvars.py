@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import globalvars
-from licensegate.operations.client.registry import ClientCall, refuse_unless_logged_in, registry
+from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
 
@@ -27,5 +27,5 @@ async def global_variable(call: ClientCall) -> dict[str, Any]:
     `session_not_validated` (with the application's `sessionunauthed` message)."""
     variable = await globalvars.get(call.db, call.app.id, call.args.text("varid"))
     if variable.authed:
-        await refuse_unless_logged_in(call)
+        await call.require_logged_in()
     return {"message": variable.value, "value": variable.value}

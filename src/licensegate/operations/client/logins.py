@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from licensegate.domain import logins
+from licensegate.domain.messages import Messages
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -41,6 +42,33 @@ def _client(call: ClientCall) -> logins.Client:
     )
 
 
+async def _attempt(call: ClientCall) -> tuple[str, Messages]:
+    """The username tried, once the stricter limit on attempts at it from this address allows the
+    attempt, and the application's messages for the answer."""
+    username = call.args.text("username")
+    await call.limit_attempts(username)
+    return username, await call.messages()
+
+
+async def _with_password(call: ClientCall, way: Literal["register", "login"]) -> dict[str, Any]:
+    """register and Login: the same attempt at a username and password, into a new or an existing
+    user."""
+    username, msg = await _attempt(call)
+    who = (call.db, call.services.passwords, call.app, _client(call))
+    password = call.args.text("pass")
+    if way == "register":
+        key, email = call.args.text("key"), call.args.opt_text("email")
+        login = await logins.register(
+            *who, username=username, password=password, key=key, email=email, msg=msg, now=call.now()
+        )
+    else:
+        code = call.args.opt_text("code")
+        login = await logins.login(
+            *who, username=username, password=password, otp_code=code, msg=msg, now=call.now()
+        )
+    return {"message": msg("loggedInMsg"), "info": login.info}
+
+
 @registry.operation(
     "register",
     group=AUTH,
@@ -56,22 +84,7 @@ async def register(call: ClientCall) -> dict[str, Any]:
     `key_not_found` (404), `key_used`, `key_banned`, `no_subscription_for_level`, `blacklisted`,
     `username_too_short`, `username_not_allowed`, `invalid_email`, `hwid_too_short`,
     `hwid_required`, `rate_limited`."""
-    username = call.args.text("username")
-    await call.limit_attempts(username)
-    msg = await call.messages()
-    login = await logins.register(
-        call.db,
-        call.services.passwords,
-        call.app,
-        _client(call),
-        username=username,
-        password=call.args.text("pass"),
-        key=call.args.text("key"),
-        email=call.args.opt_text("email"),
-        msg=msg,
-        now=call.now(),
-    )
-    return {"message": msg("loggedInMsg"), "info": login.info}
+    return await _with_password(call, "register")
 
 
 @registry.operation(
@@ -91,21 +104,7 @@ async def login(call: ClientCall) -> dict[str, Any]:
     `otp_invalid`, `hwid_mismatch` (HWID lock: not one of the user's HWIDs and no more may be
     bound), `hwid_required`, `hwid_too_short`, `subscription_paused`, `no_active_subscription`,
     `rate_limited` (429)."""
-    username = call.args.text("username")
-    await call.limit_attempts(username)
-    msg = await call.messages()
-    result = await logins.login(
-        call.db,
-        call.services.passwords,
-        call.app,
-        _client(call),
-        username=username,
-        password=call.args.text("pass"),
-        otp_code=call.args.opt_text("code"),
-        msg=msg,
-        now=call.now(),
-    )
-    return {"message": msg("loggedInMsg"), "info": result.info}
+    return await _with_password(call, "login")
 
 
 @registry.operation(
@@ -153,9 +152,7 @@ async def upgrade(call: ClientCall) -> dict[str, Any]:
     granted, or lengthened by the key's duration where the user has it running. Refusals:
     `key_not_found` (404), `user_not_found` (404), `key_used` (403), `key_banned` (403),
     `user_banned` (403), `no_subscription_for_level` (403), `rate_limited` (429)."""
-    username = call.args.text("username")
-    await call.limit_attempts(username)
-    msg = await call.messages()
+    username, msg = await _attempt(call)
     names = await logins.upgrade(
         call.db, call.app, username=username, key=call.args.text("key"), msg=msg, now=call.now()
     )

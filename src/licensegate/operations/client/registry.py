@@ -39,6 +39,12 @@ class ClientCall:
             self._messages = Messages(await self.services.messages.get(self.db, self.app.id))
         return self._messages
 
+    async def require_logged_in(self) -> None:
+        """Refuse a session that is not logged in (operations declared `validated`, and items the
+        owner marked `authed`), with the application's `sessionunauthed` message."""
+        if not self.live_session.validated:
+            raise errorcodes.SESSION_NOT_VALIDATED((await self.messages())("sessionunauthed"))
+
     async def limit_attempts(self, credential: str) -> None:
         """The stricter limit on attempts at one username or key from one address."""
         key = f"auth:{self.app.id}:{credential}:{self.ip}"
@@ -47,12 +53,6 @@ class ClientCall:
         )
         if retry_after:
             raise RateLimited(retry_after, (await self.messages())("ratelimited"))
-
-
-async def refuse_unless_logged_in(call: ClientCall) -> None:
-    """For items the owner marked `authed`: only a logged-in session may have them."""
-    if not call.live_session.validated:
-        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
 
 
 registry: Registry[ClientCall] = Registry("client")

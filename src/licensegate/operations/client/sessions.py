@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import errorcodes, sessions, settings
+from licensegate.domain import sessions, settings
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -66,8 +66,7 @@ async def init(call: ClientCall) -> dict[str, Any]:
 @registry.operation("check", group="Sessions", summary="Session Check", requires="session")
 async def check(call: ClientCall) -> dict[str, Any]:
     """Succeeds when the session is logged in; otherwise 403 `session_not_validated`."""
-    if not call.live_session.validated:
-        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
+    await call.require_logged_in()
     return {"message": "Session is validated."}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import errorcodes, webhooks
+from licensegate.domain import webhooks
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import CLIENT_WEBHOOK_SUCCESS_CODE, Param
 
@@ -62,8 +62,8 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     `webhook_failed` (unreachable, too many redirects, undecodable reply); no message names the
     webhook's URL or host."""
     row = await webhooks.get(call.db, call.app.id, call.args.text("webid"))
-    if row["authed"] and not call.live_session.validated:
-        raise errorcodes.SESSION_NOT_VALIDATED((await call.messages())("sessionunauthed"))
+    if row["authed"]:
+        await call.require_logged_in()
     request = webhooks.build_request(
         row["base_url"],
         row["user_agent"],
