@@ -120,12 +120,12 @@ async def make_member(
     levels: str | None = None,
 ) -> None:
     from licensegate.domain import team
+    from licensegate.domain.permissions import identity_of_account
 
     await team.create_account(
         services.db,
         services.passwords,
-        app_id=shop.app_id,
-        owner_account_id=shop.owner.id,
+        await identity_of_account(services.db, shop.app_id, shop.owner.id),
         role=role,
         username=username,
         password=PASSWORD,

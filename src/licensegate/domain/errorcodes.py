@@ -256,6 +256,15 @@ PERMISSION_DENIED = E(
     "{who} may not use '{operation}': it lacks the '{area}' permission.",
     "The seller key (or the manager it acts as) lacks the operation's permission area.",
 )
+BEYOND_OWN_AREAS = E(
+    "beyond_own_areas",
+    "forbidden",
+    "The caller cannot {action}: that needs the areas {areas}, which it does not hold itself.",
+    "A seller key or team member tried to give more than it holds: a seller key with areas it "
+    "lacks, a manager with such areas (or a reseller, whose areas are `licenses` and `users`), a "
+    "seller key, password or e-mail change for a team account that holds such areas, or to revoke "
+    "a seller key with such areas.",
+)
 CANNOT_DELETE_OWN_KEY = E(
     "cannot_delete_own_key",
     "conflict",

@@ -177,6 +177,14 @@ def require(identity: SellerIdentity, area: Area | Literal[""], operation: str) 
         raise errorcodes.PERMISSION_DENIED(who=who, operation=operation, area=area)
 
 
+def require_within(identity: SellerIdentity, areas: int, action: str) -> None:
+    """A caller can only give what it holds: refuse `action` when it would hand out (or touch an
+    account or key holding) `areas` beyond the caller's own."""
+    beyond = areas & ~identity.permissions
+    if beyond:
+        raise errorcodes.BEYOND_OWN_AREAS(action=action, areas=", ".join(names(beyond)))
+
+
 def identity_of(row: Row, *, granted: int, key_id: int | None = None) -> SellerIdentity:
     """The identity described by a caller row (`store.sellerkeys.find_caller`,
     `store.team.find_caller`): the owner with the areas `granted`, or a team member with them

@@ -66,6 +66,8 @@ async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentit
 
 
 async def create(db: Executor, identity: SellerIdentity, *, name: str, permissions: int, now: int) -> str:
+    """A new key of the caller's application, with at most the areas the caller holds."""
+    perms.require_within(identity, permissions, "create a seller key with these areas")
     return await issue_key(db, app_id=identity.app_id, name=name, permissions=permissions, now=now)
 
 
@@ -88,7 +90,15 @@ async def list_keys(db: Executor, identity: SellerIdentity) -> list[dict[str, An
 
 
 async def delete(db: Executor, identity: SellerIdentity, key_id: int) -> None:
+    """Revoke a key; a key limited to some areas cannot revoke one that holds more."""
     if key_id == identity.key_id:
         raise errorcodes.CANNOT_DELETE_OWN_KEY()
+    row = await store.find(db, identity.app_id, key_id)
+    if row is None:
+        raise errorcodes.SELLER_KEY_NOT_FOUND()
+    areas: int = row["permissions"]
+    if row["member_role"] is not None:
+        areas &= perms.team_areas(row["member_role"], row["member_permissions"] or 0)
+    perms.require_within(identity, areas, "revoke a seller key holding these areas")
     if await store.delete(db, identity.app_id, key_id) == 0:
         raise errorcodes.SELLER_KEY_NOT_FOUND()

@@ -25,6 +25,7 @@ from licensegate.domain.permissions import (
     RESELLER,
     RESELLER_AREAS,
     Reseller,
+    SellerIdentity,
     parse_levels,
 )
 from licensegate.domain.sellerkeys import issue_key
@@ -211,12 +212,16 @@ class CreatedAccount:
     permissions: int
 
 
+def _member_areas(row: Row) -> int:
+    """The areas a team account holds now (its role narrows its team row)."""
+    return perms.team_areas(row["role"], row["permissions"])
+
+
 async def create_account(
     db: Database,
     passwords: Passwords,
+    grantor: SellerIdentity,
     *,
-    app_id: int,
-    owner_account_id: int,
     role: str,
     username: str,
     password: str,
@@ -225,14 +230,17 @@ async def create_account(
     permissions: str | None,
     now: int,
 ) -> CreatedAccount:
-    """Create a reseller or manager of this application, with one seller key acting as it
-    (returned once). A reseller starts with an empty balance."""
+    """Create a reseller or manager of the grantor's application, with one seller key acting as
+    it (returned once). A reseller starts with an empty balance. The grantor can only give what
+    it holds: a manager's areas, or a reseller's `licenses` and `users`, must all be its own."""
+    app_id, owner_account_id = grantor.app_id, grantor.account_id
     role = parse_role(role)
     username = check_name(username, "username")
     if email is not None:
         check_email(email)
     levels = levels_text(key_levels) if role == RESELLER else ""
     granted = manager_permissions(permissions) if role == MANAGER else RESELLER_AREAS
+    perms.require_within(grantor, granted, f"create a {role} with these areas")
     # Hashing is slow on purpose: do it before the transaction opens.
     password_hash = await passwords.hash(password)
     async with db.transaction() as tx:
@@ -267,10 +275,17 @@ async def delete_account(db: Database, app_id: int, username: str) -> Row:
     return row
 
 
-async def add_key(db: Database, app_id: int, username: str, name: str | None, now: int) -> tuple[Row, str]:
-    """Issue another seller key acting as this team account (returned once)."""
+async def add_key(
+    db: Database, grantor: SellerIdentity, username: str, name: str | None, now: int
+) -> tuple[Row, str]:
+    """Issue another seller key acting as this team account (returned once): only for a grantor
+    that holds every area the account holds."""
+    app_id = grantor.app_id
     async with db.transaction() as tx:
         row = await get_member(tx, app_id, username)
+        perms.require_within(
+            grantor, _member_areas(row), f"issue a seller key for the {row['role']} '{username}'"
+        )
         # Holding the team row keeps a concurrent deleteAccount from removing it under the insert.
         if not await store.hold(tx, row["account_id"]):
             raise errorcodes.ACCOUNT_NOT_FOUND(username=username)
@@ -318,7 +333,7 @@ async def add_balance(db: Executor, app_id: int, username: str, deltas: Mapping[
 async def edit_account(
     db: Database,
     passwords: Passwords,
-    app_id: int,
+    grantor: SellerIdentity,
     username: str,
     role: str,
     *,
@@ -329,7 +344,10 @@ async def edit_account(
     permissions: str | None = None,
 ) -> tuple[Row, Row]:
     """Change a reseller's (levels) or manager's (permissions) settings and the account's
-    password, email or disabled flag. Returns the team row before and after."""
+    password, email or disabled flag. Returns the team row before and after. Only a grantor that
+    holds every area the account holds, and every area it would get, may change it (a new
+    password or e-mail would hand over a sign-in with those areas)."""
+    app_id = grantor.app_id
     if email is not None:
         check_email(email)
     levels = levels_text(key_levels) if key_levels is not None and role == RESELLER else None
@@ -337,6 +355,7 @@ async def edit_account(
     if password is None and email is None and disabled is None and levels is None and granted is None:
         raise errorcodes.MISSING_PARAMETER("Nothing to change: give at least one setting.")
     before = await get_member(db, app_id, username, role)
+    perms.require_within(grantor, _member_areas(before) | (granted or 0), f"change the {role} '{username}'")
     password_hash = await passwords.hash(password) if password is not None else None
     async with db.transaction() as tx:
         # The team row first, as every other team write does (see `hold`).

@@ -61,5 +61,17 @@ async def list_for_app(db: Executor, app_id: int) -> list[Row]:
     )
 
 
+async def find(db: Executor, app_id: int, key_id: int) -> Row | None:
+    """One key of the application with what decides its areas: its own, and for a team member's
+    key the member's role and team row."""
+    return await db.fetch_one(
+        "SELECT k.id, k.permissions, m.role AS member_role, t.permissions AS member_permissions "
+        "FROM seller_keys k LEFT JOIN accounts m ON m.id = k.account_id "
+        "LEFT JOIN team_members t ON t.account_id = k.account_id WHERE k.app_id = ? AND k.id = ?",
+        app_id,
+        key_id,
+    )
+
+
 async def delete(db: Executor, app_id: int, key_id: int) -> int:
     return await db.execute("DELETE FROM seller_keys WHERE app_id = ? AND id = ?", app_id, key_id)

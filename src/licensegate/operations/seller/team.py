@@ -104,8 +104,7 @@ async def add_account(call: SellerCall) -> dict[str, Any]:
     created = await team.create_account(
         call.db,
         call.services.passwords,
-        app_id=call.app_id,
-        owner_account_id=call.identity.account_id,
+        call.identity,
         role=args.text("role"),
         username=args.text("user"),
         password=args.text("pass"),
@@ -251,7 +250,7 @@ async def _edit(call: SellerCall, role: str, **settings: Any) -> dict[str, Any]:
     before, after = await team.edit_account(
         call.db,
         call.services.passwords,
-        call.app_id,
+        call.identity,
         call.args.text("username"),
         role,
         password=call.args.opt_text("pass"),
@@ -308,7 +307,7 @@ async def edit_manager(call: SellerCall) -> dict[str, Any]:
 async def add_account_key(call: SellerCall) -> dict[str, Any]:
     """Issue another seller key acting as a reseller or manager of this application."""
     row, key = await team.add_key(
-        call.db, call.app_id, call.args.text("user"), call.args.opt_text("name"), call.now()
+        call.db, call.identity, call.args.text("user"), call.args.opt_text("name"), call.now()
     )
     call.record(_target(row["username"]), before=None, after={"sellerkey_prefix": key[:6]})
     return {"message": "Seller key created.", "sellerkey": key}
