@@ -115,7 +115,7 @@ async def new_app(services: Services, name: str = "app") -> int:
 
 
 async def black(services: Services, app_id: int, *, ip: str | None = None, hwid: str | None = None) -> None:
-    await blacklists.add(services.db, app_id, ip=ip, hwid=hwid, reason=None, now=1)
+    await blacklists.add(services.db, app_id, ip=ip, hwid=hwid, reason=None, now=1, added_by="test")
 
 
 async def white(services: Services, app_id: int, ip: str) -> None:

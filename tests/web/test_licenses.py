@@ -57,7 +57,13 @@ async def test_filters_live_in_the_url_and_narrow_the_list(services: Services, d
     plain = await make_keys(services, shop, 3)
     noted = await make_keys(services, shop, 2, note="Batch for Discord")
     await licenses.ban(
-        services.db, Scope(shop.app_id), plain[0], "chargeback", user_too=False, now=services.clock.now()
+        services.db,
+        Scope(shop.app_id),
+        plain[0],
+        "chargeback",
+        user_too=False,
+        now=services.clock.now(),
+        blacklist_as=None,
     )
     await dash.sign_in("alice")
     path = f"/dashboard/apps/{shop.app_id}/licenses"

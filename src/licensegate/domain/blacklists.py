@@ -32,6 +32,7 @@ HWID = "hwid"
 IP = "ip"
 CIDR = "cidr"
 MAPPED_IPV4 = ipaddress.IPv6Network("::ffff:0:0/96")
+DELETED_USER = "(deleted user)"
 
 
 # --- canonical IP text -------------------------------------------------------------------------
@@ -157,10 +158,18 @@ async def is_whitelisted(db: Executor, app_id: int, ip: str | None) -> bool:
 
 
 async def add(
-    db: Database, app_id: int, *, ip: str | None, hwid: str | None, reason: str | None, now: int
+    db: Database,
+    app_id: int,
+    *,
+    ip: str | None,
+    hwid: str | None,
+    reason: str | None,
+    now: int,
+    added_by: str | None,
 ) -> tuple[int, list[dict[str, str]]]:
-    """Blacklist an IP (address or range) and/or a HWID. Returns how many entries were new and
-    the entries asked for (`type`, `value`). An existing entry keeps its reason."""
+    """Blacklist an IP (address or range) and/or a HWID directly (no ban lifts such an entry).
+    Returns how many entries were new and the entries asked for (`type`, `value`). An existing
+    direct entry keeps its reason."""
     entries: list[tuple[str, str]] = []
     if ip is not None:
         parsed = parse_ip_or_range(ip)
@@ -172,7 +181,7 @@ async def add(
     added = 0
     async with db.transaction() as tx:
         for kind, value in entries:
-            added += await store.add(tx, app_id, kind, value, reason, now)
+            added += await store.add(tx, app_id, kind, value, reason, now, added_by=added_by)
     return added, [{"type": HWID if kind == HWID else IP, "value": value} for kind, value in entries]
 
 
@@ -197,20 +206,28 @@ async def delete_all(db: Executor, app_id: int) -> int:
 
 
 async def list_page(
-    db: Executor, app_id: int, *, limit: int, offset: int
+    db: Executor, app_id: int, *, limit: int, offset: int, origin: bool = False
 ) -> tuple[list[dict[str, Any]], int]:
-    """One page of entries, oldest first, and the total number."""
+    """One page of entries, oldest first, and the total number. With `origin`, each entry also
+    says where it came from: `added_by` (who added it; null before this was recorded) and
+    `ban_of` (the user whose ban added it, null for a direct entry; `(deleted user)` once that
+    user is gone). A value listed directly and by bans is one entry per origin."""
     rows = await store.list_page(db, app_id, limit=limit, offset=offset)
-    entries = [
-        {
+    entries = []
+    for row in rows:
+        entry: dict[str, Any] = {
             "type": HWID if row["kind"] == HWID else IP,
             "hwid": row["value"] if row["kind"] == HWID else None,
             "ip": None if row["kind"] == HWID else row["value"],
             "reason": row["reason"],
             "created": row["created_at"],
         }
-        for row in rows
-    ]
+        if origin:
+            entry["added_by"] = row["added_by"]
+            entry["ban_of"] = (
+                None if row["banned_user_id"] == store.DIRECT else row["banned_username"] or DELETED_USER
+            )
+        entries.append(entry)
     return entries, await store.count(db, app_id)
 
 

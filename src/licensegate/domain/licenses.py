@@ -22,6 +22,7 @@ from licensegate.domain.permissions import Scope
 from licensegate.domain.subscriptions import get as get_subscription
 from licensegate.store import apps as app_store
 from licensegate.store import licenses as store
+from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
@@ -381,20 +382,24 @@ async def ban(
     *,
     user_too: bool,
     now: int,
+    blacklist_as: str | None,
 ) -> None:
-    """Ban the key (a new reason replaces an old one); with `user_too` also ban the user who
-    redeemed it (for a reseller, only its own user), which blacklists their HWIDs and IP."""
+    """Ban the key (a new reason replaces an old one) and end the sessions logged in with it; with
+    `user_too` also ban the user who redeemed it (for a reseller, only its own user), which ends
+    all their sessions and, with `blacklist_as`, blacklists their HWIDs and IP."""
     async with db.transaction() as tx:
         row = await get(tx, scope, key)
         await store.set_ban(tx, row["id"], reason)
+        if row["used_by_user_id"] is not None:
+            await session_store.end_for_credential(tx, row["used_by_user_id"], row["key"])
         user_id = await _redeemer(tx, scope, row) if user_too else None
         if user_id is not None:
-            await users_domain.ban(tx, scope.app_id, user_id, reason, now)
+            await users_domain.ban(tx, scope.app_id, user_id, reason, now, blacklist_as=blacklist_as)
 
 
-async def unban(db: Database, scope: Scope, key: str) -> None:
+async def unban(db: Database, scope: Scope, key: str, *, lift_blacklist: bool) -> None:
     """Lift the key's ban and, when it was redeemed, the ban of the user who redeemed it (for a
-    reseller, only its own user)."""
+    reseller, only its own user; see `users.unban` for `lift_blacklist`)."""
     async with db.transaction() as tx:
         row = await get(tx, scope, key)
         if row["banned_reason"] is None:
@@ -402,7 +407,7 @@ async def unban(db: Database, scope: Scope, key: str) -> None:
         await store.set_ban(tx, row["id"], None)
         user_id = await _redeemer(tx, scope, row)
         if user_id is not None:
-            await users_domain.unban(tx, scope.app_id, user_id)
+            await users_domain.unban(tx, scope.app_id, user_id, lift_blacklist=lift_blacklist)
 
 
 # --- browsing (the dashboard's list) ------------------------------------------------------------

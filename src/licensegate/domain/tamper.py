@@ -12,7 +12,6 @@ from licensegate.domain.apps import ClientApp
 from licensegate.domain.logs import LogFilter
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import logs as log_store
-from licensegate.store import sessions as session_store
 from licensegate.store import tamper as store
 from licensegate.store.database import Database, Executor, Row
 
@@ -20,6 +19,7 @@ MAX_REASON = 256
 MAX_HWID = 256
 MAX_DETAILS = 2000
 BAN = "ban"
+TAMPER_DETECTION = "tamper detection"  # who its bans blacklist as
 BAN_REASON_PREFIX = "Tamper detected: "
 
 
@@ -53,10 +53,19 @@ async def report(
         )
         if ban:
             assert user_id is not None
-            await users.ban(tx, app.id, user_id, ban_reason, now)  # also their HWIDs and last IP
+            # Also their HWIDs and last IP, and their sessions end.
+            await users.ban(tx, app.id, user_id, ban_reason, now, blacklist_as=TAMPER_DETECTION)
             if hwid:
-                await blacklist_store.add(tx, app.id, "hwid", hwid, ban_reason, now)
-            await session_store.end_for_user(tx, user_id)
+                await blacklist_store.add(
+                    tx,
+                    app.id,
+                    users.HWID,
+                    hwid,
+                    ban_reason,
+                    now,
+                    added_by=TAMPER_DETECTION,
+                    banned_user_id=user_id,
+                )
     return ban
 
 

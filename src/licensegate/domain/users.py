@@ -26,24 +26,35 @@ from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
 
 
-async def ban(db: Executor, app_id: int, user_id: int, reason: str, now: int) -> None:
-    """Ban the user and blacklist their HWIDs and last IP, so a new account from the same
-    machine is refused too (KeyAuth's rule). Run inside a transaction."""
+async def ban(
+    db: Executor, app_id: int, user_id: int, reason: str, now: int, *, blacklist_as: str | None
+) -> None:
+    """Ban the user and end their sessions. With `blacklist_as` (who bans, for the blacklist's
+    record) also blacklist their HWIDs and last IP, so a new account from the same machine is
+    refused too (KeyAuth's rule); entries that list a value already stay as they are. Callers
+    that may not manage the blacklists (a reseller, a manager without the area) pass None: a
+    reseller could otherwise blacklist any HWID it gives its own user. Run inside a
+    transaction."""
     await store.set_ban(db, user_id, reason)
+    await session_store.end_for_user(db, user_id)
+    if blacklist_as is None:
+        return
     row = await store.find_by_id(db, app_id, user_id)
-    for hwid in await store.hwids(db, user_id):
-        await blacklist_store.add(db, app_id, "hwid", hwid, reason, now)
+    entries = [(HWID, hwid) for hwid in await store.hwids(db, user_id)]
     if row is not None and row["last_ip"]:
-        await blacklist_store.add(db, app_id, "ip", row["last_ip"], reason, now)
+        entries.append((IP, row["last_ip"]))
+    for kind, value in entries:
+        await blacklist_store.add(
+            db, app_id, kind, value, reason, now, added_by=blacklist_as, banned_user_id=user_id
+        )
 
 
-async def unban(db: Executor, app_id: int, user_id: int) -> None:
-    """Lift the ban and the blacklist entries it made. Run inside a transaction."""
+async def unban(db: Executor, app_id: int, user_id: int, *, lift_blacklist: bool) -> None:
+    """Lift the ban and, with `lift_blacklist`, what this user's bans added to the blacklist (never
+    an entry added directly or by another ban). Run inside a transaction."""
     await store.set_ban(db, user_id, None)
-    row = await store.find_by_id(db, app_id, user_id)
-    await blacklist_store.remove(db, app_id, "hwid", await store.hwids(db, user_id))
-    if row is not None and row["last_ip"]:
-        await blacklist_store.remove(db, app_id, "ip", [row["last_ip"]])
+    if lift_blacklist:
+        await blacklist_store.remove_added_by_ban(db, app_id, user_id)
 
 
 async def delete(db: Executor, user_id: int) -> None:
@@ -55,6 +66,8 @@ async def delete(db: Executor, user_id: int) -> None:
 # `all` addresses every user in bulk operations (extend, subtract, setvar), so no user may be named so.
 ALL_USERS = frozenset({"all", "ALL"})
 DEFAULT_BAN_REASON = "Banned by the application owner"
+CLIENT_PROGRAM = "client program"  # who a ban the program asked for blacklists as
+HWID, IP = "hwid", "ip"  # blacklist kinds a ban adds
 SELF_BAN_REASON = "Banned by the client program"
 MAX_USERNAME = 64
 SECONDS_PER_DAY = 86400
@@ -267,19 +280,22 @@ async def details(db: Executor, scope: Scope, username: str, now: int) -> dict[s
     }
 
 
-async def ban_by_name(db: Database, scope: Scope, username: str, reason: str, now: int) -> None:
-    """Ban the user (again: a new reason replaces the old) and blacklist their HWIDs and IP."""
+async def ban_by_name(
+    db: Database, scope: Scope, username: str, reason: str, now: int, *, blacklist_as: str | None
+) -> None:
+    """Ban the user (again: a new reason replaces the old), end their sessions and, with
+    `blacklist_as`, blacklist their HWIDs and IP (see `ban`)."""
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
-        await ban(tx, scope.app_id, user["id"], reason, now)
+        await ban(tx, scope.app_id, user["id"], reason, now, blacklist_as=blacklist_as)
 
 
-async def unban_by_name(db: Database, scope: Scope, username: str) -> None:
+async def unban_by_name(db: Database, scope: Scope, username: str, *, lift_blacklist: bool) -> None:
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
         if user["banned_reason"] is None:
             raise errorcodes.USER_NOT_BANNED(username=username)
-        await unban(tx, scope.app_id, user["id"])
+        await unban(tx, scope.app_id, user["id"], lift_blacklist=lift_blacklist)
 
 
 async def rename(db: Database, scope: Scope, current: str, new: str) -> None:
@@ -507,8 +523,9 @@ async def ban_self(
     end their sessions, so the ban holds at once."""
     reason = reason or SELF_BAN_REASON
     async with db.transaction() as tx:
-        await ban(tx, app.id, user_id, reason, now)
-        if hwid:
-            await blacklist_store.add(tx, app.id, "hwid", hwid, reason, now)
-        await blacklist_store.add(tx, app.id, "ip", ip, reason, now)
-        await session_store.end_for_user(tx, user_id)
+        await ban(tx, app.id, user_id, reason, now, blacklist_as=CLIENT_PROGRAM)
+        sent = [(HWID, hwid)] if hwid else []
+        for kind, value in [*sent, (IP, ip)]:
+            await blacklist_store.add(
+                tx, app.id, kind, value, reason, now, added_by=CLIENT_PROGRAM, banned_user_id=user_id
+            )

@@ -1,10 +1,11 @@
 """SQL for the HWID and IP blacklist. `kind` is `hwid`, `ip` (one address) or `cidr` (a range);
-values are canonical text, so every lookup is an equality on the unique (app_id, kind, value)
-index."""
+values are canonical text, so every lookup is an equality on the unique (app_id, kind, value,
+banned_user_id) index. One value may be listed more than once, once per origin: added directly
+(`banned_user_id` 0) and by the bans of users."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from licensegate.store.database import Executor, Row
 
@@ -15,25 +16,37 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-async def add(db: Executor, app_id: int, kind: str, value: str, reason: str | None, now: int) -> int:
+DIRECT = 0  # `banned_user_id` of an entry added directly, not by a ban
+
+
+async def add(
+    db: Executor,
+    app_id: int,
+    kind: str,
+    value: str,
+    reason: str | None,
+    now: int,
+    *,
+    added_by: str | None,
+    banned_user_id: int = DIRECT,
+) -> int:
+    """1 when added; 0 when this origin listed the value already (it keeps its reason)."""
     return await db.execute(
-        "INSERT INTO blacklist (app_id, kind, value, reason, created_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (app_id, kind, value) DO NOTHING",
+        "INSERT INTO blacklist (app_id, kind, value, reason, created_at, added_by, banned_user_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_id, kind, value, banned_user_id) DO NOTHING",
         app_id,
         kind,
         value,
         reason,
         now,
+        added_by,
+        banned_user_id,
     )
 
 
-async def remove(db: Executor, app_id: int, kind: str, values: Iterable[str]) -> int:
-    removed = 0
-    for value in values:
-        removed += await db.execute(
-            "DELETE FROM blacklist WHERE app_id = ? AND kind = ? AND value = ?", app_id, kind, value
-        )
-    return removed
+async def remove_added_by_ban(db: Executor, app_id: int, user_id: int) -> int:
+    """Remove what the bans of this user added, and nothing else."""
+    return await db.execute("DELETE FROM blacklist WHERE app_id = ? AND banned_user_id = ?", app_id, user_id)
 
 
 async def matching_kinds(
@@ -59,14 +72,15 @@ async def matching_kinds(
 
 
 async def delete_one(db: Executor, app_id: int, kind: str, value: str) -> Row | None:
+    """Remove the value whatever listed it; returns one removed entry (the oldest), or None."""
     # fetch_all runs a RETURNING statement to completion on SQLite.
     rows = await db.fetch_all(
-        "DELETE FROM blacklist WHERE app_id = ? AND kind = ? AND value = ? RETURNING reason, created_at",
+        "DELETE FROM blacklist WHERE app_id = ? AND kind = ? AND value = ? RETURNING id, reason, created_at",
         app_id,
         kind,
         value,
     )
-    return rows[0] if rows else None
+    return min(rows, key=lambda row: row["id"]) if rows else None
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
@@ -74,8 +88,12 @@ async def delete_all(db: Executor, app_id: int) -> int:
 
 
 async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
+    """Oldest first, with where each entry came from (the banned user's current name, if any)."""
     return await db.fetch_all(
-        "SELECT kind, value, reason, created_at FROM blacklist WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?",
+        "SELECT b.kind, b.value, b.reason, b.created_at, b.added_by, b.banned_user_id, "
+        "u.username AS banned_username FROM blacklist b "
+        "LEFT JOIN users u ON u.id = b.banned_user_id AND b.banned_user_id <> 0 "
+        "WHERE b.app_id = ? ORDER BY b.id LIMIT ? OFFSET ?",
         app_id,
         limit,
         offset,

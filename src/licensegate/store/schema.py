@@ -517,7 +517,12 @@ blacklist = sa.Table(
     _text("value", nullable=False),
     _text("reason"),
     _time("created_at", nullable=False),
-    sa.UniqueConstraint("app_id", "kind", "value"),
+    # Where the entry came from: the ban of this user added it (0: added directly), so lifting
+    # that ban removes it and nothing else; and who added it (an actor as the audit log names
+    # one, `client program`, `tamper detection`; NULL: before this was recorded).
+    sa.Column("banned_user_id", sa.BigInteger, nullable=False, server_default="0"),
+    _text("added_by"),
+    sa.UniqueConstraint("app_id", "kind", "value", "banned_user_id"),
 )
 
 whitelist = sa.Table(

@@ -154,6 +154,11 @@ async def end_for_user(db: Executor, user_id: int) -> int:
     return await db.execute("DELETE FROM sessions WHERE user_id = ?", user_id)
 
 
+async def end_for_credential(db: Executor, user_id: int, credential: str) -> int:
+    """End the user's sessions logged in with this credential (a license key)."""
+    return await db.execute("DELETE FROM sessions WHERE user_id = ? AND credential = ?", user_id, credential)
+
+
 async def purge_expired(db: Executor, now: int, batch: int = 1000) -> int:
     """Delete up to `batch` expired sessions; small batches keep each write short."""
     return await db.execute(

@@ -48,6 +48,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
         hwid=call.args.opt_text("hwid"),
         reason=call.args.opt_text("reason"),
         now=call.now(),
+        added_by=call.caller.actor,
     )
     call.record("blacklist", before=None, after={"entries": entries, "reason": call.args.opt_text("reason")})
     return {"message": "Blacklist Addition Successful", "added": added}
@@ -94,17 +95,31 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
     group=GROUP,
     summary="Get Blacklists",
     area=AREA,
-    params=[PAGE, LIMIT],
+    params=[
+        PAGE,
+        LIMIT,
+        Param(
+            "origin",
+            "bool",
+            max_length=5,
+            doc="1: each entry also says who added it (`added_by`) and whose ban added it (`ban_of`)",
+        ),
+    ],
     returns={
         "blacklists": '[{type ("hwid" or "ip"), hwid (or null), ip (an address or CIDR range, or null), '
-        "reason (or null), created (Unix seconds)}], oldest first",
+        "reason (or null), created (Unix seconds); with origin=1 also added_by (who added it: the "
+        "owner, a manager, `client program`, `tamper detection`; null before this was recorded) "
+        "and ban_of (the user whose ban added it; null for an entry added directly)}], oldest first. "
+        "A value listed directly and by bans appears once per origin",
         "count": "total number of entries (all pages)",
     },
 )
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the blacklist (an empty list when there is none)."""
     limit, offset = paging(call.args)
-    found, total = await blacklists.list_page(call.db, call.app_id, limit=limit, offset=offset)
+    found, total = await blacklists.list_page(
+        call.db, call.app_id, limit=limit, offset=offset, origin=call.args.flag("origin")
+    )
     return {"message": "Successfully retrieved blacklists", "blacklists": found, "count": total}
 
 

@@ -421,8 +421,10 @@ async def change_subscription(call: SellerCall) -> dict[str, Any]:
     returns={"message": "`Successfully banned license!`"},
 )
 async def ban(call: SellerCall) -> dict[str, Any]:
-    """Ban a key so it can no longer be redeemed or used to log in; with userToo=1 also ban the
-    user who redeemed it, which blacklists their HWIDs and IP. Banning again replaces the reason."""
+    """Ban a key so it can no longer be redeemed or used to log in; the sessions logged in with
+    it end at once. With userToo=1 also ban the user who redeemed it, which ends all their
+    sessions and blacklists their HWIDs and IP (not for a caller without the `blacklists` area).
+    Banning again replaces the reason."""
     await licenses.ban(
         call.db,
         call.scope,
@@ -430,6 +432,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
         call.args.text("reason"),
         user_too=call.args.flag("userToo"),
         now=call.now(),
+        blacklist_as=call.blacklist_as,
     )
     return {"message": "Successfully banned license!"}
 
@@ -445,5 +448,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
 )
 async def unban(call: SellerCall) -> dict[str, Any]:
     """Lift a key's ban and, if it was redeemed, the ban of the user who redeemed it."""
-    await licenses.unban(call.db, call.scope, call.args.text("key"))
+    await licenses.unban(
+        call.db, call.scope, call.args.text("key"), lift_blacklist=call.blacklist_as is not None
+    )
     return {"message": "Successfully unbanned license!"}

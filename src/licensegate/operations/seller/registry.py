@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from licensegate.domain import permissions
 from licensegate.domain.permissions import Scope, SellerIdentity
 from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
@@ -73,6 +74,15 @@ class SellerCall:
     @property
     def db(self) -> Database:
         return self.services.db
+
+    @property
+    def blacklist_as(self) -> str | None:
+        """Who a ban this call makes blacklists as (the audit log's actor), or None when the caller
+        may not manage the blacklists (a reseller, a manager without the area): then its bans
+        blacklist nothing and its unbans lift no blacklist entry."""
+        if not permissions.allows(self.identity.permissions, "blacklists"):
+            return None
+        return self.caller.actor
 
     @property
     def app_id(self) -> int:

@@ -239,13 +239,16 @@ async def data(call: SellerCall) -> dict[str, Any]:
     returns={},
 )
 async def ban(call: SellerCall) -> dict[str, Any]:
-    """Ban the user and blacklist their HWIDs and last IP. Banning again replaces the reason."""
+    """Ban the user, end their sessions at once and blacklist their HWIDs and last IP. Banning
+    again replaces the reason. A caller without the `blacklists` area (a reseller, a manager
+    without it) bans without blacklisting anything."""
     await users.ban_by_name(
         call.db,
         call.scope,
         call.args.text("user"),
         call.args.opt_text("reason") or users.DEFAULT_BAN_REASON,
         call.now(),
+        blacklist_as=call.blacklist_as,
     )
     return {"message": "Successfully banned user!"}
 
@@ -254,8 +257,12 @@ async def ban(call: SellerCall) -> dict[str, Any]:
     "unbanuser", group=GROUP, summary="Unban User", area=AREA, mutates=True, params=[USER], returns={}
 )
 async def unban(call: SellerCall) -> dict[str, Any]:
-    """Lift the user's ban and the blacklist entries of their HWIDs and last IP."""
-    await users.unban_by_name(call.db, call.scope, call.args.text("user"))
+    """Lift the user's ban and the blacklist entries their bans added (never one the owner added
+    directly or another user's ban added). A caller without the `blacklists` area lifts only the
+    ban."""
+    await users.unban_by_name(
+        call.db, call.scope, call.args.text("user"), lift_blacklist=call.blacklist_as is not None
+    )
     return {"message": "Successfully unbanned user!"}
 
 
