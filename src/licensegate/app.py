@@ -17,7 +17,7 @@ from starlette.types import Message, Receive, Scope, Send
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
-from licensegate.domain import passwordreset
+from licensegate.domain import logs, passwordreset
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
@@ -25,20 +25,22 @@ from licensegate.web import dashboard
 from licensegate.web.reset import reset_page
 
 log = logging.getLogger("licensegate")
-PURGE_INTERVAL = 300  # seconds between sweeps of expired client sessions
-PURGE_BATCHES = 100  # at most this many batches of 1,000 per sweep
+PURGE_INTERVAL = 300  # seconds between sweeps of expired client sessions and old logs
+PURGE_BATCHES = 100  # at most this many batches of 1,000 sessions per sweep
 
 
 async def purge_expired_sessions(services: Services) -> None:
-    """Delete expired sessions now and then, in small batches, for as long as the worker runs."""
+    """Delete expired sessions, and client logs and tamper reports past their application's
+    retention, now and then, in small batches, for as long as the worker runs."""
     while True:
         await asyncio.sleep(PURGE_INTERVAL)
         try:
             for _batch in range(PURGE_BATCHES):
                 if not await session_store.purge_expired(services.db, services.clock.now()):
                     break
+            await logs.purge_expired(services.db, services.clock.now())
         except Exception:
-            log.exception("purging expired sessions failed; will try again")
+            log.exception("purging expired sessions or old logs failed; will try again")
 
 
 _HEALTHY = b'{"status":"ok"}'

@@ -109,6 +109,12 @@ class Settings:
         3000, "seller API requests allowed per application per window", minimum=1
     )
     seller_rate_window: int = setting(60, "that window, in seconds", minimum=1)
+    log_lines_per_session: int = setting(
+        100, "client log lines (`log`) one client session may store; more are refused", minimum=1
+    )
+    tamper_reports_per_session: int = setting(
+        10, "tamper reports (`tamper`) one client session may store; more are refused", minimum=1
+    )
     trusted_proxies: tuple[IPNetwork, ...] = setting(
         (), "comma-separated IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed"
     )

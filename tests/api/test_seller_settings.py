@@ -36,6 +36,7 @@ DEFAULT_SETTINGS = {
     "auth_rate_limit": 30,
     "auth_rate_window": 60,
     "chat_history": 50,
+    "log_retention_days": 30,
 }
 
 
@@ -107,6 +108,7 @@ async def test_updatesettings_sets_every_setting_of_ours(seller: Seller) -> None
         authratelimit=10,
         authratewindow=120,
         chathistory=200,
+        logretention=90,
     )
     assert body["settings"] == dict(
         DEFAULT_SETTINGS,
@@ -125,6 +127,7 @@ async def test_updatesettings_sets_every_setting_of_ours(seller: Seller) -> None
         auth_rate_limit=10,
         auth_rate_window=120,
         chat_history=200,
+        log_retention_days=90,
     )
     assert (await seller.ok("getsettings"))["download"] == "https://example.com/app-2.zip"
 
@@ -140,6 +143,7 @@ RANGES = [
     ("authratelimit", 1, 1_000_000),
     ("authratewindow", 1, 86_400),
     ("chathistory", 1, 1000),
+    ("logretention", 1, 3650),
 ]
 
 

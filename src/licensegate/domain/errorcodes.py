@@ -165,6 +165,13 @@ MISSING_SESSION = E(
     "No session id specified; call init first.",
     "An operation that needs a session got no `sessionid`.",
 )
+LOG_QUOTA_EXCEEDED = E(
+    "log_quota_exceeded",
+    "forbidden",
+    "This session has stored its {quota} {what}; start a new session to send more.",
+    "A client session sent more `log` lines or `tamper` reports than one session may store "
+    "(`LICENSEGATE_LOG_LINES_PER_SESSION`, `LICENSEGATE_TAMPER_REPORTS_PER_SESSION`).",
+)
 SESSION_GONE = E(
     "session_not_found",
     "forbidden",

@@ -18,11 +18,15 @@ from licensegate.background import AttemptFailed, Background
 from licensegate.config import Settings
 from licensegate.domain import errorcodes
 from licensegate.domain.blacklists import parse_ip
+from licensegate.store import apps as app_store
 from licensegate.store import logs as store
+from licensegate.store import sessions as session_store
+from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor, Row
 from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
 from licensegate.store.logs import LogTable
 
+SECONDS_PER_DAY = 86400
 MAX_MESSAGE = 1000
 MAX_PCUSER = 64
 TITLE_LIMIT = 256  # Discord refuses an embed title longer than this
@@ -36,15 +40,42 @@ async def record(
     db: Executor,
     app_id: int,
     *,
+    session_id: str,
+    quota: int,
     credential: str | None,
     pcuser: str | None,
     message: str,
     ip: str,
     now: int,
 ) -> int:
+    """Store a log line, counted against the session's quota of `quota` lines (403
+    `log_quota_exceeded` past it: a program that logs in a loop cannot fill the database)."""
+    if not await session_store.count_stored(db, session_id, session_store.LOG_LINES, quota):
+        raise errorcodes.LOG_QUOTA_EXCEEDED(what="log lines", quota=quota)
     return await store.insert(
         db, app_id, credential=credential, pcuser=pcuser, message=message, ip=ip, now=now
     )
+
+
+# --- retention ----------------------------------------------------------------------------------
+
+PURGE_BATCH = 1000  # rows per DELETE: each write stays short
+PURGE_BATCHES = 100  # per table and application per sweep; the next sweep goes on
+
+
+async def purge_expired(db: Executor, now: int) -> int:
+    """Delete the client logs and tamper reports each application keeps no longer (its
+    `log_retention_days`), in batches. Returns how many rows went."""
+    deleted = 0
+    for app in await app_store.retention(db):
+        before = now - app["log_retention_days"] * SECONDS_PER_DAY
+        for table in (store.CLIENT_LOGS, tamper_store.TAMPER_LOGS):
+            for _batch in range(PURGE_BATCHES):
+                gone = await store.delete_older(db, table, app["id"], before, PURGE_BATCH)
+                deleted += gone
+                if gone < PURGE_BATCH:
+                    break
+    return deleted
 
 
 def discord_message(

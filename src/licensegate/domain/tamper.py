@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import logs, users
+from licensegate.domain import errorcodes, logs, users
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.logs import LogFilter
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import logs as log_store
+from licensegate.store import sessions as session_store
 from licensegate.store import tamper as store
 from licensegate.store.database import Database, Executor, Row
 
@@ -27,6 +28,8 @@ async def report(
     db: Database,
     app: ClientApp,
     *,
+    session_id: str,
+    quota: int,
     user_id: int | None,
     credential: str | None,
     hwid: str | None,
@@ -36,10 +39,13 @@ async def report(
     now: int,
 ) -> bool:
     """Record the report; returns whether the user was banned for it. `user_id` is the logged-in
-    session's user (None before a login: then it is only recorded)."""
+    session's user (None before a login: then it is only recorded). Each session may record
+    `quota` reports (403 `log_quota_exceeded` past it)."""
     ban = app.tamper_action == BAN and user_id is not None
     ban_reason = (BAN_REASON_PREFIX + reason)[:MAX_REASON]
     async with db.transaction() as tx:
+        if not await session_store.count_stored(tx, session_id, session_store.TAMPER_REPORTS, quota):
+            raise errorcodes.LOG_QUOTA_EXCEEDED(what="tamper reports", quota=quota)
         await store.insert(
             tx,
             app.id,

@@ -108,6 +108,7 @@ SETTING_COLUMNS = frozenset(
         "auth_rate_limit",
         "auth_rate_window",
         "chat_history",
+        "log_retention_days",
     }
 )
 
@@ -159,6 +160,11 @@ async def unpause(db: Executor, app_id: int, paused_at: int, now: int) -> int:
         app_id,
         paused_at,
     )
+
+
+async def retention(db: Executor) -> list[Row]:
+    """Every application's id and how many days it keeps client logs and tamper reports."""
+    return await db.fetch_all("SELECT id, log_retention_days FROM apps ORDER BY id")
 
 
 async def stats(db: Executor, app_id: int, now: int) -> Row:

@@ -68,6 +68,18 @@ async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter) ->
     return total
 
 
+async def delete_older(db: Executor, table: LogTable, app_id: int, before: int, batch: int) -> int:
+    """Delete up to `batch` of the application's rows made before `before` (an index range on
+    (app_id, created_at)); small batches keep each write short."""
+    return await db.execute(
+        f"DELETE FROM {table.name} WHERE id IN (SELECT id FROM {table.name} "
+        "WHERE app_id = ? AND created_at < ? LIMIT ?)",
+        app_id,
+        before,
+        batch,
+    )
+
+
 async def delete_all(db: Executor, table: LogTable, app_id: int) -> int:
     return await db.execute(f"DELETE FROM {table.name} WHERE app_id = ?", app_id)
 

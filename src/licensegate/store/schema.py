@@ -108,6 +108,7 @@ apps = sa.Table(
     _int("auth_rate_limit", 30),  # login-type attempts per window per (app, credential, IP)
     _int("auth_rate_window", 60),
     _int("chat_history", 50),
+    _int("log_retention_days", 30),  # client logs and tamper reports older than this are deleted
     _flag("token_validation", 0),  # init must present a valid `token` and `thash`
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
@@ -385,6 +386,8 @@ sessions = sa.Table(
     _text("client_version"),
     _text("client_token"),  # the `token` a License Login sent
     _text("enckey"),  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
+    _int("log_lines", 0),  # client log lines this session stored (its quota counts them)
+    _int("tamper_reports", 0),  # tamper reports this session stored
     sa.Index(None, "app_id", "validated", "expires_at"),
     sa.Index(None, "app_id", "ip"),
     sa.Index(None, "user_id"),

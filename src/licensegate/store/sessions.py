@@ -146,6 +146,21 @@ async def validate(
     )
 
 
+# The per-session counters of what a client stored (the names are fixed here, never input).
+LOG_LINES = "log_lines"
+TAMPER_REPORTS = "tamper_reports"
+
+
+async def count_stored(db: Executor, session_id: str, counter: str, quota: int) -> bool:
+    """Count one more stored row against the session's quota; False (nothing counted) once the
+    session has stored `quota`. One conditional UPDATE, exact across workers and machines."""
+    assert counter in (LOG_LINES, TAMPER_REPORTS)
+    counted = await db.execute(
+        f"UPDATE sessions SET {counter} = {counter} + 1 WHERE id = ? AND {counter} < ?", session_id, quota
+    )
+    return counted == 1
+
+
 async def end(db: Executor, session_id: str) -> int:
     return await db.execute("DELETE FROM sessions WHERE id = ?", session_id)
 

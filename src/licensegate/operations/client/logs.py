@@ -41,8 +41,11 @@ async def log(call: ClientCall) -> dict[str, Any]:
     allows them) and is tried up to three times (at once, after 2 s, after 10 s more); a 2xx
     reply counts as delivered.
 
+    Each session may store `LICENSEGATE_LOG_LINES_PER_SESSION` lines (100 by default), and the
+    application keeps them `log_retention_days` (30 by default; `updatesettings logretention=`).
     Refusals: a missing `message` is 400 `missing_parameter`, a `message` over 1000 or `pcuser`
-    over 64 characters 400 `parameter_too_long`."""
+    over 64 characters 400 `parameter_too_long`; past the session's quota 403
+    `log_quota_exceeded`."""
     session = call.live_session
     now = call.now()
     message = call.args.text("message")
@@ -50,6 +53,8 @@ async def log(call: ClientCall) -> dict[str, Any]:
     await logs.record(
         call.db,
         call.app.id,
+        session_id=session.id,
+        quota=call.services.settings.log_lines_per_session,
         credential=session.credential,
         pcuser=pcuser,
         message=message,

@@ -45,12 +45,17 @@ async def report_tamper(call: ClientCall) -> dict[str, Any]:
     logged in is only recorded. (KeyAuth has no such operation: `tamper` is this service's
     name; its client-side `ban` is this service's `ban` operation.)
 
+    Each session may record `LICENSEGATE_TAMPER_REPORTS_PER_SESSION` reports (10 by default),
+    kept `log_retention_days` like client logs.
     Refusals: a missing `reason` is 400 `missing_parameter`; a `reason` or `hwid` over 256 or
-    `details` over 2000 characters is 400 `parameter_too_long`."""
+    `details` over 2000 characters is 400 `parameter_too_long`; past the session's quota 403
+    `log_quota_exceeded`."""
     session = call.live_session
     banned = await tamper.report(
         call.db,
         call.app,
+        session_id=session.id,
+        quota=call.services.settings.tamper_reports_per_session,
         user_id=session.user_id if session.validated else None,
         credential=session.credential,
         hwid=call.args.opt_text("hwid"),

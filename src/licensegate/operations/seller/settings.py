@@ -82,6 +82,11 @@ SETTING_PARAMS: tuple[tuple[Param, str], ...] = (
     _int("authratelimit", "auth_rate_limit", "login attempts per window per credential and IP"),
     _int("authratewindow", "auth_rate_window", "the login rate-limit window in seconds"),
     _int("chathistory", "chat_history", "chat messages a channel keeps and `chatget` returns"),
+    _int(
+        "logretention",
+        "log_retention_days",
+        "days client logs and tamper reports are kept; older ones are deleted in the background",
+    ),
 )
 MESSAGE_PARAMS = tuple(
     Param(
@@ -100,7 +105,7 @@ SETTINGS_FIELDS = (
     "{version, download_link, enabled, paused, paused_at, hwid_lock, force_hwid, min_hwid_length, "
     "max_hwids, hwid_reset_cooldown, session_seconds, min_username_length, hash_check, seller_log, "
     "log_webhook (set | unset), tamper_action, client_rate_limit, client_rate_window, "
-    "auth_rate_limit, auth_rate_window, chat_history}; flags are 0/1"
+    "auth_rate_limit, auth_rate_window, chat_history, log_retention_days}; flags are 0/1"
 )
 
 
