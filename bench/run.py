@@ -63,8 +63,10 @@ def seller_query(sellerkey: str, type_: str, **params: str) -> str:
     return "/api/seller/?" + urlencode({"sellerkey": sellerkey, "type": type_, **params})
 
 
-def client_query(app: dict[str, str], type_: str, **params: str) -> str:
-    return "/api/1.0/?" + urlencode({"ownerid": app["ownerid"], "name": app["name"], "type": type_, **params})
+def client_query(app: dict[str, str], type_: str, version: str = "1.0", **params: str) -> str:
+    """A client call on `/api/<version>/` (KeyAuth's dialects read the query string too)."""
+    query = urlencode({"ownerid": app["ownerid"], "name": app["name"], "type": type_, **params})
+    return f"/api/{version}/?{query}"
 
 
 def generate_keys(http: httpx.Client, sellerkey: str, count: int) -> list[str]:
@@ -148,10 +150,14 @@ def seed_client(server: LiveServer, args: argparse.Namespace) -> list[Target]:
             for session, key in zip(sessions, fresh, strict=True)
         ]
 
+    recheck_paths_13 = [path.replace("/api/1.0/", "/api/1.3/", 1) for path in recheck_paths]
     init_path = [client_query(app, "init")]
+    init_path_13 = [client_query(app, "init", "1.3")]
     return [
         Target("client init", "POST", lambda: init_path),
+        Target("client init (1.3)", "POST", lambda: init_path_13),
         Target("License Login (re-check)", "POST", lambda: recheck_paths),
+        Target("License Login (re-check, 1.3)", "POST", lambda: recheck_paths_13),
         Target("License Login (new session)", "POST", new_session_paths, sequential=True),
         Target("License Login (first use)", "POST", first_use_paths, sequential=True),
     ]
@@ -305,6 +311,9 @@ def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, 
         "  HWID is bound, on the session that user already logged in (a program re-checking its licence):",
         "  the session with its application (one join), the key with its user, HWIDs and grants (one",
         "  query), the blacklist (one query); nothing to write unless the user's last-login second changed.",
+        "- `client init (1.3)` and `License Login (re-check, 1.3)`: the same calls on KeyAuth's `/api/1.3/`",
+        "  dialect. Every client answer on every path is signed (Ed25519 over timestamp and body, about",
+        "  15 us with libsodium), so the 1.0 rows include signing too; compare with an unsigned run below.",
         "- `License Login (new session)`: the same for a session `init` just opened (each used once): as",
         "  above plus one write that marks the session logged in. This is a program's start-up.",
         "- `License Login (first use)`: a fresh, unused key each time: creates the user, redeems the key",

@@ -69,13 +69,15 @@ HTTP_ERROR = ErrorCode("http_error", "invalid", "{detail}", "Any other fault the
 ROUTING_ERRORS = {404: NO_SUCH_PATH, 405: METHOD_NOT_ALLOWED}  # any other status: HTTP_ERROR
 
 
-async def _http_error(_request: Request, exc: Exception) -> Response:
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     entry = ROUTING_ERRORS.get(exc.status_code)
     if entry is not None:
         body = failure_body(entry.message, entry.code)
     else:
         body = failure_body(str(exc.detail), HTTP_ERROR.code)
+    if request.url.path.startswith("/api/") and not request.url.path.startswith("/api/seller"):
+        return await client.unrouted(request, body, exc.status_code, exc.headers)
     return json_response(body, exc.status_code, exc.headers)
 
 
@@ -171,8 +173,11 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
     # The hot routes: FastPaths sends them straight to their endpoints.
     hot = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
-        Route("/api/1.0/", client.endpoint, methods=["POST"]),
-        Route("/api/1.0", client.endpoint, methods=["POST"]),
+        *(
+            Route(path, client.endpoints[version], methods=sorted(dialect.methods))
+            for version, dialect in client.DIALECTS.items()
+            for path in dialect.paths
+        ),
         Route("/api/seller/", seller.endpoint, methods=["GET", "POST"]),
         Route("/api/seller", seller.endpoint, methods=["GET", "POST"]),
     ]

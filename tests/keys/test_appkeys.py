@@ -38,7 +38,7 @@ async def test_an_application_is_made_with_sealed_keys(seller: Seller, services:
     assert is_sealed(row["signing_key"])
     assert keys["secret"] not in str(row)
     assert row["public_key"] == keys["public_key"]
-    signer = await services.signers.for_app(services.db, seller.app_id, row["signing_key"])
+    signer = services.signers.signer(row["signing_key"])
     assert signer.public_key == keys["public_key"]
     assert signing.verify(keys["public_key"], signer.sign(b"123body"), b"123body")
     assert not signing.verify(keys["public_key"], signer.sign(b"123body"), b"123bodY")
@@ -56,7 +56,7 @@ async def test_rotation_changes_each_key_and_is_audited_without_the_secret(
     after = await seller.ok("getappkeys")
     assert after == {**after, "public_key": rotated["public_key"], "secret": secret}
     row = await stored(services, seller.app_id)
-    signer = await services.signers.for_app(services.db, seller.app_id, row["signing_key"])
+    signer = services.signers.signer(row["signing_key"])
     assert signer.public_key == rotated["public_key"]
     audit = json.dumps(await services.db.fetch_all("SELECT * FROM audit_log WHERE app_id = ?", seller.app_id))
     assert "rotatesigningkey" in audit
@@ -84,11 +84,12 @@ async def test_applications_made_before_keys_existed_get_them_once(
         "UPDATE apps SET secret = ?, signing_key = NULL, public_key = NULL WHERE id = ?", clear, seller.app_id
     )
     # Several workers reaching it at once: one provisions, the others use what it stored.
-    signers = await asyncio.gather(
-        *(services.signers.for_app(services.db, seller.app_id, None) for _ in range(5))
+    sealed = await asyncio.gather(
+        *(services.signers.sealed_keys(services.db, seller.app_id, None, clear) for _ in range(5))
     )
     row = await stored(services, seller.app_id)
-    assert {s.public_key for s in signers} == {row["public_key"]}
+    assert {services.signers.signer(s[0]).public_key for s in sealed} == {row["public_key"]}
+    assert {services.signers.secret(s[1]) for s in sealed} == {clear}
     assert is_sealed(row["secret"])
     assert (await seller.ok("getappkeys"))["secret"] == clear  # the old secret is kept, now sealed
     assert await appkeys.provision_all(services.db, services.secrets) == 0

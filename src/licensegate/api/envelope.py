@@ -1,15 +1,19 @@
 """How both interfaces answer: the JSON envelope, and the client API's `code`, `nonce` and
 `ownerid` on every answer.
 
-A version of the client API (a dialect) decides the status of a refusal or fault, the success
-`code` and how a body becomes bytes: the client endpoint asks a `ClientDialect` for each. The
-default, `CLIENT_1_0`, is the interface document's `/api/1.0/`; other versions subclass it.
+A version of the client API (a dialect, `ClientDialect`) decides where parameters come from, the
+status of a refusal or fault, the success `code`, a few field formats and how a body becomes
+bytes: the client endpoint asks it for each. `CLIENT_1_0` is the interface document's `/api/1.0/`;
+`CLIENT_1_1` to `CLIENT_1_3` are KeyAuth's.
 """
 
 from __future__ import annotations
 
+import calendar
 import logging
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -114,27 +118,149 @@ def client_failure(
     return body
 
 
-class ClientDialect:
-    """What one version of the client API decides about its answers. This base is `/api/1.0/`,
-    the interface document's: a refusal answers the status its operation declares for it, a fault
-    500 (or 403 where the operation may not answer 500), a success the operation's `code`, and the
-    body is compact JSON."""
+# --- the client API's dialects ----------------------------------------------------------------
+#
+# One set of operations is spoken at several paths. `/api/1.0/` is the interface document's
+# dialect; `/api/1.1/` to `/api/1.3/` speak KeyAuth's, which its client libraries depend on. A
+# dialect is only this declaration: the client endpoint consults it for where parameters come
+# from, which status a refusal gets, how a few fields are written and how the body is encoded
+# (signing: `api.client.answers`). `DIFFERENCES` documents them (the API reference prints it).
 
-    name = "1.0"
+KEYAUTH_SUCCESS_CODE = 68
+NOT_BLACKLISTED = "Client is not blacklisted"
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientDialect:
+    version: str
+    keyauth: bool  # KeyAuth's conventions (see DIFFERENCES) instead of the interface document's
+    methods: frozenset[str]
+    hmac: bool = False  # API 1.2: the `signature` header (HMAC-SHA256 of the body)
+    legacy: bool = False  # recognises KeyAuth 1.0's hex-encoded, AES-encrypted requests
+
+    @property
+    def paths(self) -> tuple[str, str]:
+        return f"/api/{self.version}/", f"/api/{self.version}"
+
+    def merge(self, query: dict[str, str], form: dict[str, str]) -> dict[str, str]:
+        """The call's parameters: the interface document's query string wins over the body;
+        KeyAuth reads each parameter from the POST body, falling back to the query string."""
+        if not form:
+            raw = query
+        elif self.keyauth:
+            raw = {**query, **form}
+        else:
+            raw = {**form, **query}
+        if self.keyauth and raw.get("type") == "var" and "varid" not in raw and "var" in raw:
+            raw = {**raw, "varid": raw["var"]}  # a published library names it `var`
+        return raw
 
     def refusal_status(self, op: Operation[Any] | None, refusal: Refusal) -> int:
+        """The interface document's dialect answers the status the operation declares for the
+        refusal. KeyAuth's libraries treat any status but 2xx as a dead connection (C#) or ignore
+        it, so its dialect answers every business failure with 200; rate limiting stays 429 (with
+        Retry-After), which they understand."""
+        if self.keyauth and not isinstance(refusal, RateLimited):
+            return 200
         return status_of(op, refusal)
 
     def fault_status(self, op: Operation[Any] | None) -> int:
-        return op.fault_status() if op is not None else 500
+        """An internal fault: 500 (or 403 where the interface document lists no 500 for the
+        operation; KeyAuth's dialect always 500)."""
+        if self.keyauth or op is None:
+            return 500
+        return op.fault_status()
 
     def success_code(self, op: Operation[Any]) -> int:
-        return op.success_code
+        """KeyAuth's C++ library accepts `success: true` only with code 68 (Webhook included)."""
+        return KEYAUTH_SUCCESS_CODE if self.keyauth else op.success_code
 
-    def response(
-        self, body: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None
-    ) -> Response:
-        return json_response(body, status, headers)
+    def shape(self, op_type: str, body: dict[str, Any]) -> dict[str, Any]:
+        """KeyAuth's field formats on a success body (the interface document's are the default)."""
+        if not self.keyauth:
+            return body
+        info = body.get("info")
+        if isinstance(info, dict) and isinstance(info.get("createdate"), str):
+            info["createdate"] = unix_seconds(info["createdate"])
+        if op_type == "checkblacklist" and body.get("blacklisted") is False:
+            # KeyAuth's meaning, which every library reads: success says "blacklisted".
+            body["success"] = False
+            body["message"] = NOT_BLACKLISTED
+        return body
+
+    def encode(self, raw_json: bytes) -> bytes:
+        """KeyAuth's bodies are pure ASCII (PHP's json_encode): its C# library checks the signature
+        over the body re-encoded in the machine's ANSI code page, so any other byte breaks it."""
+        if not self.keyauth or raw_json.isascii():
+            return raw_json
+        return _NON_ASCII.sub(_escape, raw_json.decode("utf-8")).encode("ascii")
 
 
-CLIENT_1_0 = ClientDialect()
+def _escape(match: re.Match[str]) -> str:
+    point = ord(match.group())
+    if point < 0x10000:
+        return f"\\u{point:04x}"
+    point -= 0x10000
+    return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"
+
+
+def unix_seconds(text: str) -> str:
+    """`YYYY-MM-DD HH:MM:SS` (UTC) as Unix seconds in decimal; anything else is left as it is."""
+    if len(text) != 19 or text[4] != "-" or text[10] != " ":
+        return text
+    try:
+        parts = (
+            int(text[0:4]),
+            int(text[5:7]),
+            int(text[8:10]),
+            int(text[11:13]),
+            int(text[14:16]),
+            int(text[17:19]),
+        )
+    except ValueError:
+        return text
+    return str(calendar.timegm((*parts, 0, 0, 0)))
+
+
+CLIENT_1_0 = ClientDialect("1.0", keyauth=False, methods=frozenset({"POST"}), legacy=True)
+CLIENT_1_1 = ClientDialect("1.1", keyauth=True, methods=frozenset({"GET", "POST"}))
+CLIENT_1_2 = ClientDialect("1.2", keyauth=True, methods=frozenset({"GET", "POST"}), hmac=True)
+CLIENT_1_3 = ClientDialect("1.3", keyauth=True, methods=frozenset({"GET", "POST"}))
+DIALECTS: Mapping[str, ClientDialect] = {
+    d.version: d for d in (CLIENT_1_0, CLIENT_1_1, CLIENT_1_2, CLIENT_1_3)
+}
+
+# What each dialect does differently, for the API reference: (subject, 1.0, 1.1–1.3).
+DIFFERENCES: tuple[tuple[str, str, str], ...] = (
+    ("methods", "POST", "GET and POST"),
+    (
+        "parameters",
+        "query string; a form body is read too, the query string wins",
+        "each parameter from the form body, falling back to the query string",
+    ),
+    (
+        "HTTP status of a refusal",
+        "per operation (400, 401, 403, 404, 409, 429 as declared)",
+        "200 with `success: false`; rate limiting 429 with `Retry-After`; internal faults 500",
+    ),
+    ("`code` of a success", "68; Webhook 69", "68 for every operation"),
+    ("`info.createdate`", "`YYYY-MM-DD HH:MM:SS` (UTC)", "Unix seconds as a decimal string"),
+    (
+        "`checkblacklist`",
+        "`success: true` either way; `blacklisted` tells",
+        "`success: true` only when blacklisted (KeyAuth's meaning); `blacklisted` kept",
+    ),
+    (
+        "`fetchStats.appinfo.numOnlineUsers`",
+        "validated, unexpired sessions",
+        "the number of users `fetchOnline` lists (never more)",
+    ),
+    ("Global Variable", "`varid`", "`varid`, or `var` as its alias"),
+    ("body encoding", "UTF-8 JSON", "ASCII-only JSON: other characters escaped as `\\uXXXX`"),
+    (
+        "signatures",
+        "Ed25519 headers on every answer; legacy hex/AES requests answered encrypted",
+        "Ed25519 headers on every answer; 1.2 also the HMAC `signature` header",
+    ),
+)

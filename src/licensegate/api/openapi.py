@@ -64,6 +64,7 @@ class Interface:
     credentials: tuple[Param, ...]
     envelope: str
     group_order: tuple[str, ...]
+    preamble: tuple[str, ...] = ()  # Markdown lines after the introduction
 
 
 def interfaces() -> list[Interface]:
@@ -85,6 +86,7 @@ def interfaces() -> list[Interface]:
             "`nonce` (32 hex) and `ownerid`. Failures: "
             "`{success: false, code, message, error, nonce, ownerid}`.",
             group_order=CLIENT_GROUPS,
+            preamble=_dialects(),
         ),
         Interface(
             name="seller",
@@ -98,6 +100,37 @@ def interfaces() -> list[Interface]:
             group_order=SELLER_GROUPS,
         ),
     ]
+
+
+def _dialects() -> tuple[str, ...]:
+    """The client API's dialects and what differs between them (from `api.envelope`)."""
+    from licensegate.api.envelope import DIALECTS, DIFFERENCES
+
+    paths = ", ".join(f"`{d.paths[0]}`" for d in DIALECTS.values())
+    lines = [
+        "## Dialects and signatures",
+        "",
+        f"The same operations answer at {paths}. `/api/1.0/` is the interface document's dialect "
+        "(described below); `/api/1.1/`, `/api/1.2/` and `/api/1.3/` speak KeyAuth's, which its "
+        "client libraries need (see docs/clients.md). What differs:",
+        "",
+        "| | `/api/1.0/` | `/api/1.1/` – `/api/1.3/` |",
+        "|---|---|---|",
+        *(f"| {subject} | {plain} | {keyauth} |" for subject, plain, keyauth in DIFFERENCES),
+        "",
+        "Every answer on every client path (failures, unknown applications, rate limits, faults, and "
+        "404/405 under `/api/`) carries `x-signature-timestamp` (Unix seconds when sent) and "
+        "`x-signature-ed25519` (lowercase hex Ed25519 signature of the timestamp's bytes followed by "
+        "the body's), made with the application's key (`public_key` from `create-app` or seller "
+        "`getappkeys`), or with the deployment's own key (`licensegate public-key`) when the request "
+        "names no known application; `Cache-Control: no-store`. A request may carry `clientnonce` "
+        "(at most 64 characters): the answer echoes it in its signed body, so an answer recorded "
+        "for one request does not verify for another. On `/api/1.2/` the header `signature` is the "
+        "hex HMAC-SHA256 of the body, keyed with the application's secret for `init` and with "
+        "`<enckey>-<secret>` afterwards (`enckey` as sent at `init`).",
+        "",
+    ]
+    return tuple(lines)
 
 
 def param_schema(param: Param) -> dict[str, Any]:
@@ -368,6 +401,7 @@ def markdown(iface: Interface) -> str:
         "parameters go in the query string (a form body is read too; the query string wins).",
         f"Credentials: {', '.join(f'`{p.name}`' for p in iface.credentials)}. Responses: {iface.envelope}",
         "",
+        *iface.preamble,
     ]
     groups: dict[str, list[Operation[Any]]] = {}
     for op in iface.registry:

@@ -140,15 +140,21 @@ class Signers:
             signer = self._signers.put(sealed, Signer(seed))
         return signer
 
-    async def for_app(self, db: Executor, app_id: int, sealed: str | None) -> Signer:
-        """The application's signer; `sealed` is its `signing_key` column as the caller read it."""
-        if sealed is None:
-            await provision(db, self._box, app_id)
-            row = await store.get(db, app_id)
-            assert row is not None
-            sealed = row["signing_key"]
-            assert sealed is not None
+    def signer(self, sealed: str) -> Signer:
+        """An application's signer, from its sealed `signing_key` column value."""
         return self._signer(sealed, SIGNING_KEY)
+
+    async def sealed_keys(
+        self, db: Executor, app_id: int, signing_key: str | None, secret: str
+    ) -> tuple[str, str]:
+        """(sealed signing key, sealed secret) of an application as the caller read them, after
+        provisioning an application made before keys existed."""
+        if signing_key is not None:
+            return signing_key, secret
+        await provision(db, self._box, app_id)
+        row = await store.get(db, app_id)
+        assert row is not None
+        return row["signing_key"], row["secret"]
 
     def secret(self, sealed: str) -> str:
         """An application's secret in clear, from its sealed column value (cached per worker)."""

@@ -42,6 +42,9 @@ class ClientApp:
     auth_rate_window: int
     chat_history: int
     log_webhook_url: str | None
+    token_validation: bool
+    signing_key: str | None  # sealed (None: made before keys existed; see appkeys.sealed_keys)
+    secret: str  # sealed, or in clear while signing_key is None
 
     @classmethod
     def from_row(cls, row: Row) -> ClientApp:
@@ -68,6 +71,9 @@ class ClientApp:
             auth_rate_window=row["auth_rate_window"],
             chat_history=row["chat_history"],
             log_webhook_url=row["log_webhook_url"],
+            token_validation=bool(row["token_validation"]),
+            signing_key=row["signing_key"],
+            secret=row["app_secret"],
         )
 
 

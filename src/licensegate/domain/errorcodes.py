@@ -78,6 +78,13 @@ INVALID_ENCODING = E(
     "The {what} is not valid UTF-8.",
     "The query string or the body is not valid UTF-8 (after percent-decoding).",
 )
+INVALID_ENCRYPTION = E(
+    "invalid_encryption",
+    "invalid",
+    "An encrypted parameter does not decrypt with this key.",
+    "A KeyAuth 1.0 library's encrypted value does not decrypt with the application's secret (at "
+    "`init`) or the session's key: the library was built with another secret.",
+)
 TOO_MANY_PARAMETERS = E(
     "too_many_parameters",
     "invalid",

@@ -5,6 +5,7 @@ active it is. An unexpired session with `validated` 1 is a user online."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ from licensegate.store.database import Executor
 VISIBLE_CREDENTIAL = 10
 ONLINE_LIMIT = 1000
 
+ENCKEY = "sessions.enckey"  # the purpose a session's enckey is sealed for (secretbox)
+
 
 @dataclass(frozen=True, slots=True)
 class ClientSession:
@@ -32,13 +35,28 @@ class ClientSession:
     validated: bool
     expires_at: int
     recorded: tuple[Any, ...] | None = None  # what its login recorded (store.sessions.login_record)
+    enckey: str | None = None  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
+
+
+Found = Callable[[ClientApp], Awaitable[None]]
+
+
+async def _nothing(_app: ClientApp) -> None:
+    return None
 
 
 async def identify(
-    db: Executor, *, ownerid: str, name: str | None, session_id: str | None, now: int
+    db: Executor,
+    *,
+    ownerid: str,
+    name: str | None,
+    session_id: str | None,
+    now: int,
+    found: Found = _nothing,
 ) -> tuple[ClientApp, ClientSession | None]:
     """The application a client call belongs to and, unless `session_id` is None (the operation
-    needs none), its live session.
+    needs none), its live session. `found` hears of the application as soon as it is known, even
+    when the call is then refused (its answer is signed with the application's key).
 
     With a session the application comes from the session's own row (one query for both); the
     ownerid (and name, when sent) must be that session's application's.
@@ -46,15 +64,18 @@ async def identify(
     if not ownerid:
         raise errorcodes.MISSING_OWNERID()
     if session_id is None:
-        return await apps.find_for_client(db, ownerid, name), None
-    if not session_id:
-        raise errorcodes.MISSING_SESSION()
-    row = await store.find_with_app(db, session_id[:128])
+        app = await apps.find_for_client(db, ownerid, name)
+        await found(app)
+        return app, None
+    row = await store.find_with_app(db, session_id[:128]) if session_id else None
     if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
         if name is not None:
-            await apps.find_for_client(db, ownerid, name)  # an unknown application is 401
+            await found(await apps.find_for_client(db, ownerid, name))  # an unknown application is 401
+        if not session_id:
+            raise errorcodes.MISSING_SESSION()
         raise errorcodes.SESSION_GONE()
     app = ClientApp.from_row(row)
+    await found(app)
     if row["session_expires_at"] <= now:
         raise errorcodes.SESSION_EXPIRED()
     session = ClientSession(
@@ -64,6 +85,7 @@ async def identify(
         validated=bool(row["validated"]),
         expires_at=row["session_expires_at"],
         recorded=store.recorded_login(row),
+        enckey=row["session_enckey"],
     )
     return app, session
 
@@ -77,7 +99,9 @@ async def start(
     program_hash: str | None,
     msg: Messages,
     now: int,
+    enckey: str | None = None,
 ) -> str:
+    """Open a session; `enckey` (sealed) is an API 1.2 or legacy 1.0 client's half of its key."""
     if app.paused:
         raise errorcodes.APP_PAUSED(msg("pausedApp"))
     if version is not None and version != app.version:
@@ -97,7 +121,13 @@ async def start(
         raise errorcodes.HASH_MISMATCH(msg("hashcheckfail"))
     session_id = ids.session_id()
     await store.start(
-        db, session_id=session_id, app_id=app.id, ip=ip, now=now, expires_at=now + app.session_seconds
+        db,
+        session_id=session_id,
+        app_id=app.id,
+        ip=ip,
+        now=now,
+        expires_at=now + app.session_seconds,
+        enckey=enckey,
     )
     return session_id
 

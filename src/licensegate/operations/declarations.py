@@ -288,6 +288,9 @@ class Registry(Generic[CallT]):
     def get(self, type_value: str) -> Operation[CallT] | None:
         return self._by_type.get(type_value)
 
+    def knows(self, type_value: str) -> bool:
+        return type_value in self._by_type
+
     def lookup(self, raw: Mapping[str, str]) -> Operation[CallT]:
         type_value = raw.get("type")
         if type_value is None or type_value.strip() == "":

@@ -79,7 +79,7 @@ SESSION_COLUMNS = (
     "s.expires_at AS session_expires_at, s.hwid AS session_hwid, s.os AS session_os, "
     "s.architecture AS session_architecture, s.device AS session_device, "
     "s.cpu_cores AS session_cpu_cores, s.ram AS session_ram, s.client_version AS session_client_version, "
-    "s.client_token AS session_client_token"
+    "s.client_token AS session_client_token, s.enckey AS session_enckey"
 )
 CLIENT_DETAILS = ("os", "architecture", "device", "cpu_cores", "ram", "version", "token")
 
@@ -116,14 +116,25 @@ async def find_with_app(db: Executor, session_id: str) -> Row | None:
     )
 
 
-async def start(db: Executor, *, session_id: str, app_id: int, ip: str, now: int, expires_at: int) -> None:
+async def start(
+    db: Executor,
+    *,
+    session_id: str,
+    app_id: int,
+    ip: str,
+    now: int,
+    expires_at: int,
+    enckey: str | None = None,
+) -> None:
+    """`enckey`: the 1.2 / legacy 1.0 client's key, sealed."""
     await db.execute(
-        "INSERT INTO sessions (id, app_id, ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO sessions (id, app_id, ip, created_at, expires_at, enckey) VALUES (?, ?, ?, ?, ?, ?)",
         session_id,
         app_id,
         ip,
         now,
         expires_at,
+        enckey,
     )
 
 

@@ -1,16 +1,20 @@
-"""`/api/1.0/`: read the parameters, find the operation by `type`, identify the application (and
-the session where one is needed), rate-limit, validate, run the handler and write the client
-envelope (`success`, `code`, `message`, `nonce`, `ownerid` on every answer)."""
+"""`/api/1.0/` … `/api/1.3/`: read the parameters (where the dialect says), find the operation by
+`type`, identify the application (and the session where one is needed), rate-limit, validate, run
+the handler and write the client envelope (`success`, `code`, `message`, `nonce`, `ownerid` on
+every answer), shaped, encoded and signed as the dialect says (`dialects`, `answers`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from licensegate.addresses import client_ip
+from licensegate.api.client import legacy
+from licensegate.api.client.answers import Answering, read_clientnonce
+from licensegate.api.client.legacy import Cipher10
 from licensegate.api.envelope import (
     CLIENT_1_0,
     ClientDialect,
@@ -19,10 +23,12 @@ from licensegate.api.envelope import (
     refusal_headers,
     unexpected_fault,
 )
-from licensegate.api.request import merge, read_form_body, read_query
-from licensegate.domain import errorcodes, sessions
+from licensegate.api.request import read_form_body, read_query
+from licensegate.domain import apps, errorcodes, sessions
+from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
+from licensegate.domain.sessions import ClientSession
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Operation
 from licensegate.services import Services
@@ -37,19 +43,28 @@ async def handle(
     op: Operation[ClientCall],
     raw: dict[str, str],
     db: Database,
-    dialect: ClientDialect,
+    answering: Answering,
 ) -> Response:
     """One call, once its operation is known, on the database handle it should use."""
     settings = services.settings
     ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
     now = services.clock.now()
+
+    async def found(app: ClientApp) -> None:
+        answering.knows_app(*await services.signers.sealed_keys(db, app.id, app.signing_key, app.secret))
+
     app, session = await sessions.identify(
         db,
         ownerid=raw.get("ownerid", "").strip(),
         name=raw.get("name", "").strip() or None,
         session_id=None if op.requires == "app" else raw.get("sessionid", "").strip(),
         now=now,
+        found=found,
     )
+    if answering.legacy:
+        raw = _decrypt_legacy(services, op, raw, session, answering)
+    elif answering.dialect.hmac and session is not None and session.enckey is not None:
+        answering.hmac_suffix = services.secrets.open(session.enckey, sessions.ENCKEY)
     if not app.enabled:
         overrides = await services.messages.get(db, app.id)
         raise errorcodes.APP_DISABLED(Messages(overrides)("appdisabled"))
@@ -66,42 +81,113 @@ async def handle(
         app=app,
         session=session,
         db=db,
+        keyauth=answering.dialect.keyauth,
     )
     if op.requires == "validated":
         await call.require_logged_in()
     body: dict[str, Any] = await op.handler(call)
     message = body.pop("message")
-    return dialect.response(client_success(ownerid, message, body, dialect.success_code(op)))
+    dialect = answering.dialect
+    success = client_success(ownerid, message, body, dialect.success_code(op))
+    return await answering.respond(services, dialect.shape(op.type, success), 200)
+
+
+async def _named_app(services: Services, raw: dict[str, str], answering: Answering) -> None:
+    """A call refused before its application was looked up (an unknown `type`, say) is still
+    answered with that application's key when it names one."""
+    ownerid, name = raw.get("ownerid", "").strip(), raw.get("name", "").strip()
+    if not ownerid or not name:
+        return
+    try:
+        app = await apps.find_for_client(services.db, ownerid, name)
+    except Refusal:
+        return
+    answering.knows_app(*await services.signers.sealed_keys(services.db, app.id, app.signing_key, app.secret))
+
+
+def _decrypt_legacy(
+    services: Services,
+    op: Operation[ClientCall],
+    raw: dict[str, str],
+    session: ClientSession | None,
+    answering: Answering,
+) -> dict[str, str]:
+    """A KeyAuth 1.0 library's values in clear; its answer will be encrypted with the same key."""
+    init_iv = raw.get("init_iv")
+    if not init_iv or len(init_iv) > 128:
+        raise errorcodes.MISSING_PARAMETER("A legacy 1.0 request needs its 'init_iv'.", param="init_iv")
+    if op.requires == "app":
+        key_string = services.signers.secret(answering.secret or "")
+    elif session is not None and session.enckey is not None:
+        key_string = services.secrets.open(session.enckey, sessions.ENCKEY)
+    else:
+        raise errorcodes.SESSION_GONE()
+    cipher = Cipher10(key_string, init_iv)
+    decrypted = cipher.decrypt_params(op.type, raw)
+    answering.cipher = cipher  # from here on the answer is encrypted (a wrong key gets it plain)
+    return decrypted
 
 
 def endpoint_for(dialect: ClientDialect) -> Callable[[Request], Awaitable[Response]]:
-    """The endpoint of one version of the client API: the same operations, answered as `dialect`
-    decides."""
+    """The client endpoint of one dialect (its paths: `dialect.paths`)."""
 
     async def endpoint(request: Request) -> Response:
-        services: Services = request.app.state.services
-        settings = services.settings
-        op: Operation[ClientCall] | None = None
-        ownerid = ""
-        try:
-            query = read_query(request, settings.max_query_bytes)
-            raw = merge(query, await read_form_body(request, settings.max_body_bytes))
-            ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
-            op = registry.lookup(raw)
-            if not op.pinned:
-                return await handle(request, services, op, raw, services.db, dialect)
-            async with services.db.pinned() as db:
-                return await handle(request, services, op, raw, db, dialect)
-        except Refusal as refusal:
-            failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
-            return dialect.response(failure, dialect.refusal_status(op, refusal), refusal_headers(refusal))
-        except Exception:
-            body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
-            failure = client_failure(ownerid, body["message"], body["error"], "internal")
-            failure["request_id"] = request_id
-            return dialect.response(failure, dialect.fault_status(op))
+        return await serve(request, dialect)
 
     return endpoint
 
 
+async def serve(request: Request, dialect: ClientDialect) -> Response:
+    services: Services = request.app.state.services
+    settings = services.settings
+    op: Operation[ClientCall] | None = None
+    ownerid = ""
+    raw: dict[str, str] = {}
+    answering = Answering(dialect)
+    try:
+        query = read_query(request, settings.max_query_bytes)
+        raw = dialect.merge(query, await read_form_body(request, settings.max_body_bytes))
+        if dialect.legacy and legacy.decoded_type(raw, registry.knows) is not None:
+            answering.legacy = True
+            raw = legacy.decode_identifiers(raw)
+        ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+        answering.clientnonce = read_clientnonce(raw)
+        op = registry.lookup(raw)
+        if not op.pinned:
+            return await handle(request, services, op, raw, services.db, answering)
+        async with services.db.pinned() as db:
+            return await handle(request, services, op, raw, db, answering)
+    except Refusal as refusal:
+        if answering.signing_key is None and not answering.legacy:
+            await _named_app(services, raw, answering)
+        failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
+        return await answering.respond(
+            services, failure, dialect.refusal_status(op, refusal), refusal_headers(refusal)
+        )
+    except Exception:
+        body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
+        failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
+        failure["request_id"] = request_id
+        return await answering.respond(services, failure, dialect.fault_status(op))
+
+
 endpoint = endpoint_for(CLIENT_1_0)
+
+
+async def unrouted(
+    request: Request, body: dict[str, Any], status: int, headers: Mapping[str, str] | None
+) -> Response:
+    """A 404 or 405 under `/api/` (no operation was reached): the client envelope, signed with
+    the deployment's key; its clientnonce, when the query string carries one, echoed."""
+    services: Services = request.app.state.services
+    answering = Answering(CLIENT_1_0)
+    query: dict[str, str] = {}
+    try:
+        query = read_query(request, services.settings.max_query_bytes)
+        answering.clientnonce = read_clientnonce(query)
+    except Refusal:
+        pass  # a malformed query string cannot make this answer any worse
+    ownerid = query.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+    kind = "not_found" if status == 404 else "invalid"
+    failure = client_failure(ownerid, body["message"], body["error"], kind)
+    return await answering.respond(services, failure, status, headers)

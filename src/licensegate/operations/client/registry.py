@@ -23,6 +23,7 @@ class ClientCall:
     app: ClientApp
     session: ClientSession | None
     db: Database  # the call's database handle (one pinned connection for most operations)
+    keyauth: bool = False  # the call came in on one of KeyAuth's dialects (/api/1.1/ to /api/1.3/)
     _messages: Messages | None = None
 
     def now(self) -> int:

@@ -32,7 +32,12 @@ def _appinfo(call: ClientCall, users: str, online: str, keys: str) -> dict[str, 
             "ver", max_length=32, doc="the program's version; a different one is refused with `invalidver`"
         ),
         Param("hash", max_length=128, doc="hash of the program file, checked when the application asks"),
-        Param("enckey", max_length=64, doc="accepted for older clients and ignored"),
+        Param(
+            "enckey",
+            max_length=64,
+            doc="API 1.2 and legacy 1.0 clients: their half of the session's key (HMAC key "
+            "`<enckey>-<secret>` on 1.2); kept sealed with the session",
+        ),
     ],
     returns={
         "sessionid": "the new session's id (32 hex characters)",
@@ -54,6 +59,7 @@ async def init(call: ClientCall) -> dict[str, Any]:
         program_hash=call.args.opt_text("hash"),
         msg=await call.messages(),
         now=call.now(),
+        enckey=_sealed_enckey(call),
     )
     return {
         "message": "Initialized",
@@ -61,6 +67,11 @@ async def init(call: ClientCall) -> dict[str, Any]:
         "appinfo": _appinfo(call, NOT_COUNTED, NOT_COUNTED, NOT_COUNTED),
         "newSession": True,
     }
+
+
+def _sealed_enckey(call: ClientCall) -> str | None:
+    enckey = call.args.opt_text("enckey")
+    return None if enckey is None else call.services.secrets.seal(enckey, sessions.ENCKEY)
 
 
 @registry.operation("check", group="Sessions", summary="Session Check", requires="session")
@@ -104,9 +115,10 @@ async def fetch_online(call: ClientCall) -> dict[str, Any]:
 async def fetch_stats(call: ClientCall) -> dict[str, Any]:
     """The application's users, users online and license keys."""
     counts = await settings.stats(call.db, call.app.id, call.now())
+    online = counts["sessions"]["online"]
+    if call.keyauth:  # KeyAuth's C++ library reads that many entries of fetchOnline's list
+        online = len(await sessions.online(call.db, call.app, call.now()))
     return {
         "message": "Successfully fetched stats",
-        "appinfo": _appinfo(
-            call, str(counts["users"]), str(counts["sessions"]["online"]), str(counts["keys"]["total"])
-        ),
+        "appinfo": _appinfo(call, str(counts["users"]), str(online), str(counts["keys"]["total"])),
     }
