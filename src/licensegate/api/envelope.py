@@ -65,7 +65,8 @@ def unexpected_fault(where: str) -> tuple[dict[str, Any], str]:
 def seller_success(op: Operation[Any], body: dict[str, Any], fmt: str | None) -> Response:
     """A seller API success: `success` first, then the handler's fields (or the operation's plain
     text rendering when the caller asks for `format=text`)."""
-    if fmt == "text" and op.text is not None:
+    # `format` is case-insensitive: `text`, `Text`, `TEXT`; anything else (`JSON`, say) is JSON.
+    if fmt is not None and fmt.strip().lower() == "text" and op.text is not None:
         return PlainTextResponse(op.text(body))
     envelope: dict[str, Any] = {"success": True}
     envelope.update(body)

@@ -189,3 +189,10 @@ async def delete(db: Database, app_id: int, typed_name: str) -> str:
         await app_store.delete(tx, app_id)
     name: str = row["name"]
     return name
+
+
+async def client_app(db: Executor, app_id: int) -> ClientApp:
+    """An application as the client API sees it (for seller operations that run client rules)."""
+    row = await app_store.find_for_client_by_id(db, app_id)
+    assert row is not None, "the seller key's application exists"
+    return ClientApp.from_row(row)

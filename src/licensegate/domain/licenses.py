@@ -438,3 +438,11 @@ async def keys_matching(db: Executor, scope: Scope, query: KeyQuery, limit: int)
 def position_after(row: Row) -> Position:
     """Where the page after this row starts, in creation order."""
     return Position(row["id"], row["id"])
+
+
+async def key_of_user(db: Executor, scope: Scope, username: str) -> str:
+    """The key a user redeemed first (for a reseller, among the keys it generated)."""
+    key = await store.key_of_user(db, scope.app_id, username, reseller_id=scope.reseller_id)
+    if key is None:
+        raise errorcodes.KEY_NOT_FOUND("License not found")
+    return key

@@ -57,11 +57,14 @@ class Param:
     strip: bool = True  # trim surrounding white space (never for passwords or free text)
     secret: bool = False  # kept out of logs
     choices: tuple[str, ...] = ()
+    ignore_case: bool = False  # choices match in any case (and arrive in the case declared)
 
     def parse(self, raw: str) -> Any:
         if len(raw) > self.max_length:
             raise errorcodes.PARAMETER_TOO_LONG(name=self.name, max_length=self.max_length, param=self.name)
         if self.kind == "str":
+            if self.ignore_case:
+                raw = raw.lower()
             if self.choices and raw not in self.choices:
                 raise errorcodes.INVALID_PARAMETER(
                     name=self.name, choices=", ".join(self.choices), param=self.name

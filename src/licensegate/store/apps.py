@@ -215,3 +215,7 @@ async def find_for_client(db: Executor, ownerid: str, name: str) -> Row | None:
     return await db.fetch_one(
         f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.ownerid = ? AND a.name = ?", ownerid, name
     )
+
+
+async def find_for_client_by_id(db: Executor, app_id: int) -> Row | None:
+    return await db.fetch_one(f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.id = ?", app_id)

@@ -352,3 +352,19 @@ async def keys_matching(db: Executor, app_id: int, query: KeyQuery, limit: int) 
         f"SELECT key FROM license_keys WHERE app_id = ?{where} ORDER BY id LIMIT ?", app_id, *args, limit
     )
     return [row["key"] for row in rows]
+
+
+async def key_of_user(
+    db: Executor, app_id: int, username: str, *, reseller_id: int | None = None
+) -> str | None:
+    """The first key the user redeemed (None when they redeemed none)."""
+    mine, mine_args = _creator(reseller_id)
+    key: str | None = await db.fetch_value(
+        "SELECT k.key FROM license_keys k JOIN users u ON u.id = k.used_by_user_id "
+        f"WHERE k.app_id = ? AND u.app_id = ? AND u.username = ?{mine} ORDER BY k.used_at, k.id LIMIT 1",
+        app_id,
+        app_id,
+        username,
+        *mine_args,
+    )
+    return key

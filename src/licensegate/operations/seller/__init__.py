@@ -22,6 +22,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     uservars,
     webhooks,
     appkeys,
+    loader,
 )
 
 # isort: on

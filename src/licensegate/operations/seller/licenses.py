@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import keygen, licenses
+from licensegate.domain import apps, keygen, licenses, logins, users
+from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -22,7 +23,11 @@ USER_TOO = Param(
     "userToo", "bool", max_length=5, doc="1: also act on the user who redeemed the key (default 0)"
 )
 FORMAT = Param(
-    "format", max_length=4, choices=("json", "text"), doc="`json` (default) or `text`: one key per line"
+    "format",
+    max_length=4,
+    choices=("json", "text"),
+    ignore_case=True,
+    doc="`json` (default) or `text`: one key per line; any case",
 )
 STATUS_FILTER = Param(
     "status",
@@ -452,3 +457,77 @@ async def unban(call: SellerCall) -> dict[str, Any]:
         call.db, call.scope, call.args.text("key"), lift_blacklist=call.blacklist_as is not None
     )
     return {"message": "Successfully unbanned license!"}
+
+
+@registry.operation(
+    "activate",
+    group=GROUP,
+    summary="Create User From License",
+    area=AREA,
+    mutates=True,
+    params=[
+        Param("user", required=True, max_length=64, aliases=("username",), doc="the new user's name"),
+        KEY,
+        Param("pass", required=True, max_length=256, strip=False, secret=True, doc="the new user's password"),
+        Param("hwid", max_length=256, doc="the user's hardware id (optional)"),
+    ],
+    returns={"info": "the new user, as a client login shows it: {username, subscriptions, ip, hwid, ...}"},
+)
+async def activate(call: SellerCall) -> dict[str, Any]:
+    """Redeem an unused key into a new user, by the rules of the client's `register` (the
+    application's messages answer refusals: a taken name, an unknown, used or banned key, a key
+    level without a subscription)."""
+    key = call.args.text("key")
+    await licenses.get(call.db, call.scope, key)  # a reseller's own keys only
+    app = await apps.client_app(call.db, call.app_id)
+    msg = Messages(await call.services.messages.get(call.db, call.app_id))
+    login = await logins.register(
+        call.db,
+        call.services.passwords,
+        app,
+        logins.Client(session_id="", ip=call.caller.ip or "", hwid=call.args.opt_text("hwid")),
+        username=call.args.text("user"),
+        password=call.args.text("pass"),
+        key=key,
+        email=None,
+        msg=msg,
+        now=call.now(),
+    )
+    call.record(f"user {login.username}", after={"key": key})
+    return {"message": msg("loggedInMsg"), "info": login.info}
+
+
+@registry.operation(
+    "getkey",
+    group=GROUP,
+    summary="Retrieve License From User",
+    area=AREA,
+    params=[Param("user", required=True, max_length=64, aliases=("username",), doc="the user's name")],
+    returns={"key": "the key the user was made from (the first they redeemed)"},
+)
+async def get_key(call: SellerCall) -> dict[str, Any]:
+    """The key a user redeemed first; 404 `key_not_found` when they redeemed none."""
+    key = await licenses.key_of_user(call.db, call.scope, call.args.text("user"))
+    return {"message": "Successfully retrieved license", "key": key}
+
+
+@registry.operation(
+    "assignkey",
+    group=GROUP,
+    summary="Assign License To User",
+    area=AREA,
+    mutates=True,
+    params=[Param("user", required=True, max_length=64, aliases=("username",), doc="the user's name"), KEY],
+    returns={"subscriptions": "names of the subscriptions the key granted or lengthened"},
+)
+async def assign_key(call: SellerCall) -> dict[str, Any]:
+    """Redeem an unused key onto an existing user (as the client's Upgrade Access does): every
+    subscription of the key's level is granted, a running one lengthened by the key's duration."""
+    key, username = call.args.text("key"), call.args.text("user")
+    await licenses.get(call.db, call.scope, key)
+    await users.get(call.db, call.scope, username)
+    app = await apps.client_app(call.db, call.app_id)
+    msg = Messages(await call.services.messages.get(call.db, call.app_id))
+    names = await logins.upgrade(call.db, app, username=username, key=key, msg=msg, now=call.now())
+    call.record(f"key {key}", after={"user": username, "subscriptions": names})
+    return {"message": "Successfully assigned license to user", "subscriptions": names}
