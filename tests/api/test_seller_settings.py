@@ -37,6 +37,7 @@ DEFAULT_SETTINGS = {
     "auth_rate_window": 60,
     "chat_history": 50,
     "log_retention_days": 30,
+    "token_validation": 0,
 }
 
 

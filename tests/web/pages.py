@@ -149,4 +149,6 @@ async def make_keys(
     from licensegate.domain.permissions import Scope
 
     spec = licenses.KeySpec(days=days, amount=amount, note=note, level=level)
-    return await licenses.generate(services.db, Scope(shop.app_id), spec, services.clock.now())
+    return await licenses.generate(
+        services.db, services.secrets, Scope(shop.app_id), spec, services.clock.now()
+    )

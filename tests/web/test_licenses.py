@@ -135,7 +135,7 @@ async def test_a_reseller_sees_only_its_own_keys(services: Services) -> None:
     await services.db.execute("UPDATE team_members SET balance_month = 5 WHERE account_id = ?", rita)
     spec = licenses.KeySpec(days=30, amount=2, account_id=rita, generated_by="rita")
     scope = Scope(shop.app_id, Reseller(rita, "rita"))
-    hers = await licenses.generate(services.db, scope, spec, services.clock.now())
+    hers = await licenses.generate(services.db, services.secrets, scope, spec, services.clock.now())
     async with browser(services) as dash:
         home = await dash.sign_in("rita")
         assert home.url.path == f"/dashboard/apps/{shop.app_id}/"

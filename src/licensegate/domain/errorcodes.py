@@ -1086,3 +1086,61 @@ def by_code(code: str, kind: Kind = "invalid") -> ErrorCode:
 def catalogue() -> list[ErrorCode]:
     """Every entry above, in the order declared."""
     return [value for value in globals().values() if isinstance(value, ErrorCode)]
+
+
+# --- the token system and the web loader ------------------------------------------------------
+
+TOKEN_REQUIRED = E(
+    "token_required",
+    "forbidden",
+    APP_MESSAGES["tokenrequired"],
+    _app("tokenrequired", "Token validation is on and `init` sent no `token`."),
+)
+TOKEN_HASH_REQUIRED = E(
+    "token_hash_required",
+    "forbidden",
+    APP_MESSAGES["thashrequired"],
+    _app("thashrequired", "Token validation is on and `init` sent no `thash`."),
+)
+TOKEN_INVALID = E(
+    "token_invalid",
+    "forbidden",
+    APP_MESSAGES["tokeninvalid"],
+    _app("tokeninvalid", "Token validation is on and no token of the application is this one."),
+)
+TOKEN_BANNED = E(
+    "token_banned",
+    "forbidden",
+    APP_MESSAGES["tokenbanned"],
+    _app("tokenbanned", "The token is banned, or the key or user it belongs to is (`{reason}`: why)."),
+)
+TOKEN_HASH_MISMATCH = E(
+    "token_hash_mismatch",
+    "forbidden",
+    APP_MESSAGES["tokenhashmismatch"],
+    _app("tokenhashmismatch", "`thash` differs from the file hash bound at the token's first use."),
+)
+TOKEN_NOT_FOUND = E(
+    "token_not_found",
+    "not_found",
+    "No token '{token}' exists.",
+    "Seller API: no token of this application is this one.",
+)
+INVALID_BUTTON_VALUE = E(
+    "invalid_button_value",
+    "invalid",
+    "A button's value is 1 to 99 characters without spaces, slashes, '?', '#' or '%'.",
+    "A web-loader button's value would not survive the trip to the program's local listener.",
+)
+BUTTON_EXISTS = E(
+    "button_exists",
+    "conflict",
+    "A button with the value '{value}' exists already.",
+    "The application has a web-loader button with this value.",
+)
+BUTTON_NOT_FOUND = E(
+    "button_not_found",
+    "not_found",
+    "No button with the value '{value}' exists.",
+    "The application has no web-loader button with this value.",
+)

@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from licensegate.domain import errorcodes, keygen, team
+from licensegate.domain import errorcodes, keygen, team, tokens
 from licensegate.domain import users as users_domain
 from licensegate.domain.paging import Page, PageRequest, Position, finish
 from licensegate.domain.permissions import Scope
 from licensegate.domain.subscriptions import get as get_subscription
+from licensegate.secretbox import SecretBox
 from licensegate.store import apps as app_store
 from licensegate.store import licenses as store
 from licensegate.store import sessions as session_store
@@ -88,7 +89,7 @@ class KeySpec:
     account_id: int | None = None
 
 
-async def generate(db: Database, scope: Scope, spec: KeySpec, now: int) -> list[str]:
+async def generate(db: Database, box: SecretBox, scope: Scope, spec: KeySpec, now: int) -> list[str]:
     """Create `amount` keys from the mask, all in one transaction (all or none). A reseller
     generates only its levels, is recorded as the keys' creator, and pays `amount` units of the
     bucket matching the duration in that same transaction."""
@@ -133,6 +134,9 @@ async def generate(db: Database, scope: Scope, spec: KeySpec, now: int) -> list[
                 )
                 if key_id is not None:
                     created.append(key)
+                    await tokens.issue(
+                        tx, box, app_id=app_id, kind="license", assigned=key, license_key_id=key_id, now=now
+                    )
                     break
             else:
                 if custom:

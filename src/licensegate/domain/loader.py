@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from licensegate.domain.errors import Conflict, Invalid, NotFound
+from licensegate.domain import errorcodes
 from licensegate.store import loader as store
 from licensegate.store.database import Executor
 
@@ -21,19 +21,16 @@ async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
 
 async def add(db: Executor, app_id: int, *, value: str, text: str) -> None:
     if not _VALUE.fullmatch(value):
-        raise Invalid(
-            "A button's value is 1 to 99 characters without spaces, slashes, '?', '#' or '%'.",
-            "invalid_button_value",
-        )
+        raise errorcodes.INVALID_BUTTON_VALUE()
     if len(text) > MAX_TEXT:
-        raise Invalid(f"A button's text is at most {MAX_TEXT} characters.", "parameter_too_long")
+        raise errorcodes.PARAMETER_TOO_LONG(name="text", max_length=MAX_TEXT, param="text")
     if not await store.insert(db, app_id, value=value, text=text):
-        raise Conflict(f"A button with the value '{value}' exists already.", "button_exists")
+        raise errorcodes.BUTTON_EXISTS(value=value)
 
 
 async def delete(db: Executor, app_id: int, value: str) -> None:
     if await store.delete(db, app_id, value) == 0:
-        raise NotFound(f"No button with the value '{value}' exists.", "button_not_found")
+        raise errorcodes.BUTTON_NOT_FOUND(value=value)
 
 
 async def delete_all(db: Executor, app_id: int) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from licensegate.domain import blacklists, errorcodes, totp
+from licensegate.domain import blacklists, errorcodes, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
@@ -22,6 +22,7 @@ from licensegate.domain.errors import NotFound
 from licensegate.domain.messages import Messages
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
+from licensegate.secretbox import SecretBox
 from licensegate.store import licenses as license_store
 from licensegate.store import logins as store
 from licensegate.store import sessions as session_store
@@ -264,6 +265,7 @@ async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Messages) -> 
 
 async def _redeem_into_new_user(
     db: Database,
+    box: SecretBox,
     app: ClientApp,
     key_row: Row,
     client: Client,
@@ -295,6 +297,9 @@ async def _redeem_into_new_user(
                 if created_by == LICENSE_USER:
                     raise errorcodes.KEY_USED(msg("keyused"))
                 raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
+            await tokens.issue(
+                tx, box, app_id=app.id, kind="user", assigned=username, user_id=user_id, now=now
+            )
             if not await license_rules.redeem(tx, app.id, key_row, user_id, now):
                 raise errorcodes.KEY_USED(msg("keyused"))
             if client.hwid is not None:
@@ -313,6 +318,7 @@ async def _redeem_into_new_user(
 async def register(
     db: Database,
     passwords: Passwords,
+    box: SecretBox,
     app: ClientApp,
     client: Client,
     *,
@@ -336,6 +342,7 @@ async def register(
     password_hash = await passwords.hash(password)  # slow by design: before the transaction
     return await _redeem_into_new_user(
         db,
+        box,
         app,
         key_row,
         client,
@@ -349,7 +356,15 @@ async def register(
 
 
 async def license_login(
-    db: Database, app: ClientApp, client: Client, *, key: str, otp_code: str | None, msg: Messages, now: int
+    db: Database,
+    box: SecretBox,
+    app: ClientApp,
+    client: Client,
+    *,
+    key: str,
+    otp_code: str | None,
+    msg: Messages,
+    now: int,
 ) -> Login:
     """A key is its own account: its first use creates the user named by the key, with the key's
     subscriptions; later uses log that user in. The key is a long random secret, so it is looked
@@ -360,6 +375,7 @@ async def license_login(
         await check_blacklist(db, app, client, msg)
         return await _redeem_into_new_user(
             db,
+            box,
             app,
             key_row,
             client,

@@ -43,6 +43,13 @@ DEFAULTS: dict[str, str] = {
     # One answer for an unknown username and a wrong password, so logins cannot probe for names.
     "invalidcredentials": "Invalid username or password.",
     "upgraded": "Upgraded successfully",
+    # The token system (init with token validation on).
+    "tokeninvalid": "Token Invalid",
+    "tokenrequired": "Token Must Be Provided",
+    "thashrequired": "Hash Must Be Provided",
+    "tokenbanned": "The Token Has Been Blacklisted For The Following Reason: {reason} "
+    "Contact Application Developer If This Is A Mistake",
+    "tokenhashmismatch": "Token File Hashes Must Be The Same",
 }
 
 # KeyAuth's `updatesettings` parameter names for the messages it lets sellers change.

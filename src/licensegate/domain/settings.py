@@ -63,6 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("auth_rate_window", "auth_rate_window", "int", 1, 86_400),
     Setting("chat_history", "chat_history", "int", 1, 1000),
     Setting("log_retention_days", "log_retention_days", "int", 1, 3650),
+    Setting("token_validation", "token_validation", "flag"),
 )
 BY_COLUMN: dict[str, Setting] = {setting.column: setting for setting in SETTINGS}
 assert set(BY_COLUMN) == app_store.SETTING_COLUMNS

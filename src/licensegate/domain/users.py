@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import errorcodes, subscriptions, team
+from licensegate.domain import errorcodes, subscriptions, team, tokens
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Scope
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
+from licensegate.secretbox import SecretBox
 from licensegate.store import apps as app_store
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import grants as grant_store
@@ -126,6 +127,7 @@ async def get(db: Executor, scope: Scope, username: str) -> Row:
 async def create(
     db: Database,
     passwords: Passwords,
+    box: SecretBox,
     scope: Scope,
     *,
     username: str,
@@ -169,6 +171,9 @@ async def create(
         )
         if user_id is None:
             raise errorcodes.USER_EXISTS(username=username)
+        await tokens.issue(
+            tx, box, app_id=scope.app_id, kind="user", assigned=username, user_id=user_id, now=now
+        )
         if reseller is not None:
             await team.spend(tx, reseller, bucket, 1)
         expires_at = _clock_base(sub, now) + seconds

@@ -109,6 +109,7 @@ SETTING_COLUMNS = frozenset(
         "auth_rate_window",
         "chat_history",
         "log_retention_days",
+        "token_validation",
     }
 )
 

@@ -59,7 +59,17 @@ async def _with_password(call: ClientCall, way: Literal["register", "login"]) ->
     if way == "register":
         key, email = call.args.text("key"), call.args.opt_text("email")
         login = await logins.register(
-            *who, username=username, password=password, key=key, email=email, msg=msg, now=call.now()
+            call.db,
+            call.services.passwords,
+            call.services.secrets,
+            call.app,
+            _client(call),
+            username=username,
+            password=password,
+            key=key,
+            email=email,
+            msg=msg,
+            now=call.now(),
         )
     else:
         code = call.args.opt_text("code")
@@ -128,6 +138,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
     msg = await call.messages()
     result = await logins.license_login(
         call.db,
+        call.services.secrets,
         call.app,
         _client(call),
         key=key,

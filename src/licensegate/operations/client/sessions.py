@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import sessions, settings
+from licensegate.domain import sessions, settings, tokens
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -38,6 +38,8 @@ def _appinfo(call: ClientCall, users: str, online: str, keys: str) -> dict[str, 
             doc="API 1.2 and legacy 1.0 clients: their half of the session's key (HMAC key "
             "`<enckey>-<secret>` on 1.2); kept sealed with the session",
         ),
+        Param("token", max_length=128, doc="token validation: the token from the program's token file"),
+        Param("thash", max_length=256, doc="token validation: the hash of the token file"),
     ],
     returns={
         "sessionid": "the new session's id (32 hex characters)",
@@ -50,7 +52,20 @@ async def init(call: ClientCall) -> dict[str, Any]:
     from the application's version (message `invalidver`, error `version_mismatch`, and the
     application's download link in `download`), or when hash checking is on and `hash` is not
     one of the application's allowed program hashes (`hash_mismatch`; recorded in the tamper log).
+    With token validation on, `token` and `thash` are required (`token_required`,
+    `token_hash_required`); an unknown token (`token_invalid`), a banned one or one whose key or user
+    is banned (`token_banned`, with the reason), or a `thash` other than the one bound at the token's
+    first use (`token_hash_mismatch`) is refused with the application's messages.
     """
+    if call.app.token_validation:
+        await tokens.check_at_init(
+            call.db,
+            call.app.id,
+            call.args.opt_text("token"),
+            call.args.opt_text("thash"),
+            await call.messages(),
+            call.now(),
+        )
     session_id = await sessions.start(
         call.db,
         call.app,

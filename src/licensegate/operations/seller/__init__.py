@@ -23,6 +23,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     webhooks,
     appkeys,
     loader,
+    tokens,
 )
 
 # isort: on

@@ -119,7 +119,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
         generated_by=args.opt_text("owner") or "SellerAPI",
         account_id=call.identity.acting_account_id,
     )
-    keys = await licenses.generate(call.db, call.scope, spec, call.now())
+    keys = await licenses.generate(call.db, call.services.secrets, call.scope, spec, call.now())
     return {"message": "License Successfully Generated", "key": keys[0], "keys": keys}
 
 
@@ -484,6 +484,7 @@ async def activate(call: SellerCall) -> dict[str, Any]:
     login = await logins.register(
         call.db,
         call.services.passwords,
+        call.services.secrets,
         app,
         logins.Client(session_id="", ip=call.caller.ip or "", hwid=call.args.opt_text("hwid")),
         username=call.args.text("user"),

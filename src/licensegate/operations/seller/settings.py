@@ -68,6 +68,11 @@ SETTING_PARAMS: tuple[tuple[Param, str], ...] = (
     _int("minusernamelength", "min_username_length", "minimum username length at registration"),
     _flag("hashcheck", "hash_check", "1: `init` must send an accepted program hash"),
     _flag("sellerlogs", "seller_log", "1: record every seller API call in the seller log"),
+    _flag(
+        "tokensystem",
+        "token_validation",
+        "token validation: 1 = `init` must send a valid `token` and the token file's hash `thash`",
+    ),
     (
         Param(
             "tamperaction",
@@ -105,7 +110,7 @@ SETTINGS_FIELDS = (
     "{version, download_link, enabled, paused, paused_at, hwid_lock, force_hwid, min_hwid_length, "
     "max_hwids, hwid_reset_cooldown, session_seconds, min_username_length, hash_check, seller_log, "
     "log_webhook (set | unset), tamper_action, client_rate_limit, client_rate_window, "
-    "auth_rate_limit, auth_rate_window, chat_history, log_retention_days}; flags are 0/1"
+    "auth_rate_limit, auth_rate_window, chat_history, log_retention_days, token_validation}; flags are 0/1"
 )
 
 

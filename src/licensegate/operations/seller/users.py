@@ -79,6 +79,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
     expires_at = await users.create(
         call.db,
         call.services.passwords,
+        call.services.secrets,
         call.scope,
         username=call.args.text("user"),
         sub_name=call.args.opt_text("sub") or "default",

@@ -1,0 +1,54 @@
+"""`licensegate.client.verify_answer`: what makes an answer untrustworthy, without a server."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from licensegate import signing
+from licensegate.client import ClientError, TamperedAnswer, verify_answer
+
+SIGNER = signing.Signer(b"\x01" * 32)
+BODY = b'{"success":true,"code":68,"message":"ok","clientnonce":"n1"}'
+
+
+def signed(body: bytes = BODY, stamp: int | None = None) -> dict[str, str]:
+    timestamp = str(int(time.time()) if stamp is None else stamp)
+    return {"x-signature-timestamp": timestamp, "x-signature-ed25519": SIGNER.sign(timestamp.encode() + body)}
+
+
+def check(body: bytes, headers: dict[str, str], nonce: str | None = "n1") -> dict[str, object]:
+    return verify_answer(body, headers, (SIGNER.public_key,), now=time.time(), clientnonce=nonce)
+
+
+def test_a_genuine_answer_passes() -> None:
+    assert check(BODY, signed())["message"] == "ok"
+    assert check(BODY, signed(), nonce=None)["success"] is True
+
+
+@pytest.mark.parametrize(
+    ("headers", "match"),
+    [
+        ({}, "no signature"),
+        ({"x-signature-timestamp": "12", "x-signature-ed25519": "00"}, "malformed"),
+        ({"x-signature-timestamp": "abcdefghij", "x-signature-ed25519": "00"}, "malformed"),
+    ],
+)
+def test_missing_or_malformed_headers(headers: dict[str, str], match: str) -> None:
+    with pytest.raises(TamperedAnswer, match=match):
+        check(BODY, headers)
+
+
+def test_old_future_altered_and_unbound_answers_are_refused() -> None:
+    with pytest.raises(TamperedAnswer, match="clock"):
+        check(BODY, signed(stamp=int(time.time()) - 60))
+    with pytest.raises(TamperedAnswer, match="clock"):
+        check(BODY, signed(stamp=int(time.time()) + 60))
+    with pytest.raises(TamperedAnswer, match="signature"):
+        check(BODY.replace(b"ok", b"OK"), signed())
+    with pytest.raises(TamperedAnswer, match="clientnonce"):
+        check(BODY, signed(), nonce="n2")
+    text = b"KeyAuth_Invalid"
+    with pytest.raises(ClientError, match="not JSON"):
+        check(text, signed(text))
