@@ -4,21 +4,28 @@ and legacy 1.0 clients, verifying each answer with the public key `create-app` p
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
 from licensegate import client as lg
 from tests.keyauth_clients import Hmac12Client, Legacy10Client
-from tests.live import LiveServer, seller_call
+from tests.live import LiveServer, create_app_by_command, seller_call
 
-pytestmark = [pytest.mark.server, pytest.mark.anyio]
+pytestmark = pytest.mark.server
 HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
 
 
 @pytest.mark.parametrize("dialect", ["1.0", "1.1", "1.2", "1.3"])
-async def test_a_program_starts_up_on_each_dialect(live_server: LiveServer, dialect: lg.Dialect) -> None:
-    created = live_server.create_app(f"live-dialect-{dialect}", "app")
+def test_a_program_starts_up_on_each_dialect(live_server: LiveServer, dialect: lg.Dialect) -> None:
+    # The keys `licensegate create-app` printed verify every answer.
+    created = create_app_by_command(live_server.database_url, live_server.data_dir, f"live-{dialect}", "app")
     key = seller_call(live_server, created["sellerkey"], "add", expiry="1").json()["key"]
+    asyncio.run(start_up(live_server, created, key, dialect))
+
+
+async def start_up(live_server: LiveServer, created: dict[str, str], key: str, dialect: lg.Dialect) -> None:
     async with lg.Client(
         live_server.url,
         ownerid=created["ownerid"],
@@ -36,11 +43,13 @@ async def test_a_program_starts_up_on_each_dialect(live_server: LiveServer, dial
         assert (await program.logout()).success
 
 
-async def test_keyauth_1_2_and_legacy_1_0_libraries_start_up(live_server: LiveServer) -> None:
+def test_keyauth_1_2_and_legacy_1_0_libraries_start_up(live_server: LiveServer) -> None:
     created = live_server.create_app("live-legacy", "app")
-    key1, key2 = (
-        seller_call(live_server, created["sellerkey"], "add", expiry="1").json()["key"] for _ in "ab"
-    )
+    keys = [seller_call(live_server, created["sellerkey"], "add", expiry="1").json()["key"] for _ in "ab"]
+    asyncio.run(old_libraries(live_server, created, keys[0], keys[1]))
+
+
+async def old_libraries(live_server: LiveServer, created: dict[str, str], key1: str, key2: str) -> None:
     async with httpx.AsyncClient(base_url=live_server.url, timeout=30) as http:
         hmac_lib = Hmac12Client(http, created["ownerid"], "app", created["secret"])
         assert (await hmac_lib.init())["success"] is True
