@@ -120,14 +120,14 @@ def start_server(
     port = free_port()
     if public_host is not None:
         env["LICENSEGATE_PUBLIC_URL"] = f"http://{public_host}:{port}"
-    log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - lives as long as the process
-    process = subprocess.Popen(
-        [*LICENSEGATE, "serve", "--port", str(port), "--workers", str(workers)],
-        env=server_env(database_url, data_dir, **env),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with open(data_dir / "server.log", "wb") as log:  # the server writes through its own copy
+        process = subprocess.Popen(
+            [*LICENSEGATE, "serve", "--port", str(port), "--workers", str(workers)],
+            env=server_env(database_url, data_dir, **env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

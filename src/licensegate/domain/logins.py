@@ -81,6 +81,25 @@ def check_hwid(app: ClientApp, hwid: str | None, msg: Messages) -> None:
         raise errorcodes.HWID_TOO_SHORT(msg("hwidtooshort", minimum=app.min_hwid_length))
 
 
+def hwid_to_bind(
+    app: ClientApp, user_locked: bool, held: list[str], hwid: str | None, msg: Messages
+) -> str | None:
+    """Whether a device may log in as a user who holds the HWIDs `held`, and the HWID to bind to
+    the user now (None: nothing to bind). Only a user locked in an application that locks HWIDs
+    is held to their devices; a new device takes a free place, if the user has one."""
+    if not (app.hwid_lock and user_locked):
+        return None
+    if hwid is None:
+        if held:
+            raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
+        return None
+    if hwid in held:
+        return None
+    if len(held) >= app.max_hwids:
+        raise errorcodes.HWID_MISMATCH(msg("hwidmismatch") if held else msg("hwidlimit"))
+    return hwid
+
+
 async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Messages) -> None:
     hwids = [client.hwid] if client.hwid else []
     if await blacklists.blocked(db, app.id, hwids=hwids, ip=client.ip):
@@ -148,18 +167,8 @@ async def admit(
     if user["otp_enabled"]:
         await consume_otp(db, user_id, user["otp_secret"], otp_code, msg, now)
 
-    bind: str | None = None
-    hwid_lock = app.hwid_lock and bool(user["user_hwid_lock"])
     held = account.hwids
-    if hwid_lock:
-        if client.hwid is None:
-            if held:
-                raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
-        elif client.hwid not in held:
-            if len(held) >= app.max_hwids:
-                raise errorcodes.HWID_MISMATCH(msg("hwidmismatch") if held else msg("hwidlimit"))
-            bind = client.hwid
-
+    bind = hwid_to_bind(app, bool(user["user_hwid_lock"]), held, client.hwid, msg)
     entries, frozen = running_grants(account.grants, app, now)
     if not entries:
         if frozen:
