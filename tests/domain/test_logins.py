@@ -36,6 +36,9 @@ APP = ClientApp(
     auth_rate_window=60,
     chat_history=50,
     log_webhook_url=None,
+    token_validation=False,
+    signing_key=None,
+    secret="",
 )
 
 
