@@ -120,6 +120,8 @@ async def test_login_refusals_follow_the_password_check(
 ) -> None:
     await registered(app, seller, hwid=HWID)
     await seller.ok("banuser", user="erin", reason="spam")
+    await app.fails("check", 403, "session_not_found")  # erin's sessions ended with the ban
+    await app.init()
     # A wrong password never learns about the ban.
     await app.fails("login", 403, "invalid_credentials", hwid=HWID, **creds("erin", "bad"))
     await app.fails("login", 403, "user_banned", hwid=HWID, **creds("erin", "pw1"))
@@ -191,6 +193,8 @@ async def test_upgrade_refusals_and_their_statuses(app: Client, seller: Seller, 
     await app.fails("upgrade", 403, "key_banned", username="ivy", key=banned)
     fresh = await new_key(seller)
     await seller.ok("banuser", user="ivy")
+    await app.fails("check", 403, "session_not_found")  # ivy's sessions ended with the ban
+    await app.init()
     await app.fails("upgrade", 403, "user_banned", username="ivy", key=fresh)
     await app.fails("upgrade", 400, "missing_parameter", username="ivy")
     await services.db.execute("UPDATE apps SET auth_rate_limit = 1 WHERE id = ?", seller.app_id)

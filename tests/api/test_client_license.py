@@ -181,6 +181,8 @@ async def test_banned_key_is_refused_even_after_its_user_exists(app: Client, sel
     key = await new_key(seller)
     await app.ok("license", key=key, hwid=HWID)
     await seller.ok("ban", key=key, reason="chargeback")
+    await app.fails("check", 403, "session_not_found")  # the key's sessions ended with the ban
+    await app.init()
     body = await app.fails("license", 403, "key_banned", key=key, hwid=HWID)
     assert "chargeback" in body["message"]
     unused = await new_key(seller)
@@ -192,6 +194,8 @@ async def test_banned_user_is_refused(app: Client, seller: Seller) -> None:
     key = await new_key(seller)
     await app.ok("license", key=key, hwid=HWID)
     await seller.ok("banuser", user=key, reason="abuse")
+    await app.fails("check", 403, "session_not_found")  # the user's sessions ended with the ban
+    await app.init()
     body = await app.fails("license", 403, "user_banned", key=key, hwid=HWID)
     assert body["message"] == "The user is banned: abuse"
 

@@ -4,12 +4,10 @@ without the `blacklists` area) cannot plant entries that lock out the owner's us
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+import importlib.util
+from types import ModuleType
 
 import pytest
-from alembic import command
 
 from licensegate.services import Services
 from licensegate.store import migrate
@@ -127,23 +125,18 @@ async def test_a_client_ban_and_tamper_bans_say_so(seller: Seller) -> None:
 # --- the migration attributes entries made by earlier bans --------------------------------------
 
 
-@contextmanager
-def at_revision(url: str, revision: str) -> Iterator[None]:
-    """The database at an older revision for the block, then back at the newest."""
-    engine = migrate._engine(url)
-    try:
-        with engine.begin() as conn:
-            config = migrate._config()
-            config.attributes["connection"] = conn
-            command.downgrade(config, revision)
-        yield
-    finally:
-        engine.dispose()
-        migrate.upgrade(url)
+def migration(name: str) -> ModuleType:
+    path = migrate.MIGRATIONS_DIR / "versions" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 async def test_the_upgrade_attributes_earlier_ban_entries_to_their_bans(
-    seller: Seller, services: Services, db_url: str
+    seller: Seller, services: Services
 ) -> None:
     await seller.ok("adduser", user="ann", sub="default", expiry=30)
     await seller.ok("addhwiduser", user="ann", hwid=HWID)
@@ -151,20 +144,20 @@ async def test_the_upgrade_attributes_earlier_ban_entries_to_their_bans(
     await db.execute(
         "UPDATE users SET last_ip = '198.51.100.9', banned_reason = 'old ban' WHERE username = 'ann'"
     )
-    rows: list[dict[str, Any]]
-    with at_revision(db_url, "0003"):
-        for kind, value, reason in (
-            ("hwid", HWID, "old ban"),
-            ("ip", "198.51.100.9", "old ban"),
-            ("hwid", "HW-X", "by hand"),
-        ):
-            await db.execute(
-                "INSERT INTO blacklist (app_id, kind, value, reason, created_at) VALUES (?, ?, ?, ?, 1)",
-                seller.app_id,
-                kind,
-                value,
-                reason,
-            )
+    # Entries as bans made them before revision 0004: no origin recorded.
+    for kind, value, reason in (
+        ("hwid", HWID, "old ban"),
+        ("ip", "198.51.100.9", "old ban"),
+        ("hwid", "HW-X", "by hand"),
+    ):
+        await db.execute(
+            "INSERT INTO blacklist (app_id, kind, value, reason, created_at) VALUES (?, ?, ?, ?, 1)",
+            seller.app_id,
+            kind,
+            value,
+            reason,
+        )
+    await db.execute(migration("0004_blacklist_origin").ATTRIBUTE_TO_BANS)
     rows = await db.fetch_all(
         "SELECT b.value, u.username FROM blacklist b "
         "LEFT JOIN users u ON u.id = b.banned_user_id ORDER BY b.id"
