@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from licensegate.domain import logs, passwordreset
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
+from licensegate.store.database import DatabaseUnavailable
 from licensegate.web import dashboard
 from licensegate.web.reset import reset_page
 
@@ -39,6 +41,8 @@ async def purge_expired_sessions(services: Services) -> None:
                 if not await session_store.purge_expired(services.db, services.clock.now()):
                     break
             await logs.purge_expired(services.db, services.clock.now())
+        except DatabaseUnavailable as exc:
+            log.warning("purging expired sessions or old logs: %s; will try again", exc)
         except Exception:
             log.exception("purging expired sessions or old logs failed; will try again")
 
@@ -163,6 +167,9 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             return
         opened = await Services.open(settings)
         app.state.services = opened
+        # Loaded now, so that answers stay signed if the database stops answering later.
+        with contextlib.suppress(DatabaseUnavailable):
+            await opened.signers.deployment(opened.db, opened.clock.now())
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
         try:
             yield

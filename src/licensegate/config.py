@@ -119,6 +119,24 @@ class Settings:
         (), "comma-separated IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed"
     )
     pg_pool_size: int = setting(10, "PostgreSQL connections per worker process", minimum=1)
+    pg_timeout: int = setting(
+        5,
+        "seconds a request waits for PostgreSQL: for a connection, and for each statement's answer; "
+        "then it is answered 503 with `Retry-After`",
+        minimum=1,
+    )
+    pg_statement_timeout: int = setting(
+        30,
+        "seconds PostgreSQL lets one statement run (its `statement_timeout`); bulk deletes may use "
+        "all of it, other statements get `LICENSEGATE_PG_TIMEOUT`",
+        minimum=1,
+    )
+    sqlite_wal_bytes: int = setting(
+        64 * 1024 * 1024,
+        "size above which SQLite's write-ahead log file is emptied (within about a second) once its "
+        "contents are in the database file",
+        minimum=1024 * 1024,
+    )
     log_level: str = setting(
         "warning", "what the service logs", choices=("debug", "info", "warning", "error")
     )

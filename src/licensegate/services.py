@@ -35,7 +35,13 @@ class Services:
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
         clock = clock or SystemClock()
         box = open_secretbox(settings)
-        db = await open_database(settings.database_url, pool_size=settings.pg_pool_size)
+        db = await open_database(
+            settings.database_url,
+            pool_size=settings.pg_pool_size,
+            wal_bytes=settings.sqlite_wal_bytes,
+            answer_timeout=settings.pg_timeout,
+            statement_timeout=settings.pg_statement_timeout,
+        )
         return cls(
             settings=settings,
             db=db,

@@ -108,6 +108,10 @@ class CountingExecutor:
         self.statements.append((sql, ()))
         await self.db.execute_many(sql, rows)
 
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        self.statements.append((sql, args))
+        return await self.db.execute_long(sql, *args)
+
 
 async def new_app(services: Services, name: str = "app") -> int:
     created = await create_application(services.db, services.secrets, owner=f"owner-{name}", name=name, now=1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +22,9 @@ from starlette.responses import PlainTextResponse, Response
 
 from licensegate import ids
 from licensegate.domain import errorcodes
-from licensegate.domain.errors import RateLimited, Refusal
+from licensegate.domain.errors import RateLimited, Refusal, Unavailable
 from licensegate.operations.declarations import CLIENT_SUCCESS_CODE, Operation, status_of
+from licensegate.store.database import DatabaseUnavailable
 
 log = logging.getLogger("licensegate.api")
 
@@ -47,9 +49,40 @@ def failure_body(message: str, error: str, extra: Mapping[str, Any] | None = Non
 
 
 def refusal_headers(refusal: Refusal) -> dict[str, str] | None:
-    if isinstance(refusal, RateLimited):
+    if refusal.retry_after is not None:
         return {"Retry-After": str(refusal.retry_after)}
     return None
+
+
+OUTAGE_LOG_INTERVAL = 60.0  # seconds between two log lines about one outage
+
+
+class _OutageLog:
+    """Says that the database is unavailable once a minute at most, not once per request."""
+
+    def __init__(self) -> None:
+        self._last = -OUTAGE_LOG_INTERVAL
+        self._since_last = 0
+
+    def note(self, exc: DatabaseUnavailable) -> None:
+        now = time.monotonic()
+        self._since_last += 1
+        if now - self._last >= OUTAGE_LOG_INTERVAL:
+            log.warning("%s; answering 503 (%d request(s) since the last such line)", exc, self._since_last)
+            self._last, self._since_last = now, 0
+
+
+_outages = _OutageLog()
+
+
+def refusal_of(caught: Refusal | DatabaseUnavailable) -> Refusal:
+    """A refusal as it is, and a database outage as the refusal it is answered with: 503 where
+    the operation declares it (else 500, or 403), with Retry-After."""
+    if isinstance(caught, Refusal):
+        return caught
+    _outages.note(caught)
+    entry = errorcodes.SERVICE_UNAVAILABLE
+    return Unavailable(caught.retry_after, entry.message, entry.code)
 
 
 def unexpected_fault(where: str) -> tuple[dict[str, Any], str]:
@@ -86,6 +119,7 @@ CLIENT_FAILURE_CODES = {
     "conflict": 49,
     "rate_limited": 42,
     "internal": 50,  # an unexpected fault
+    "unavailable": 53,  # the database does not answer (503, or 500/403 where 503 is not declared)
 }
 
 
@@ -161,8 +195,8 @@ class ClientDialect:
         """The interface document's dialect answers the status the operation declares for the
         refusal. KeyAuth's libraries treat any status but 2xx as a dead connection (C#) or ignore
         it, so its dialect answers every business failure with 200; rate limiting stays 429 (with
-        Retry-After), which they understand."""
-        if self.keyauth and not isinstance(refusal, RateLimited):
+        Retry-After), which they understand, and a database outage 503 (a dead connection it is)."""
+        if self.keyauth and not isinstance(refusal, (RateLimited, Unavailable)):
             return 200
         return status_of(op, refusal)
 

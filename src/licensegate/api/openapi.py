@@ -52,6 +52,8 @@ STATUS_TEXT = {
     409: "The action conflicts with existing state.",
     429: "Rate limited; `Retry-After` says when to try again.",
     500: "Unexpected fault; the body carries a `request_id` that is in the service's log.",
+    503: "The service cannot reach its database now (`service_unavailable`); `Retry-After` says when to "
+    "try again.",
 }
 
 

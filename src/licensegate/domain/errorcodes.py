@@ -1066,6 +1066,15 @@ RATE_LIMITED = E(
     "Too many requests: the `Retry-After` header says when to retry (403 where the operation lists "
     "no 429). Raised as `errors.RateLimited(retry_after, message)`.",
 )
+SERVICE_UNAVAILABLE = E(
+    "service_unavailable",
+    "unavailable",
+    "The service cannot reach its database right now; try again in a few seconds.",
+    "The database did not answer within `LICENSEGATE_PG_TIMEOUT` (PostgreSQL), or is locked, full or "
+    "unreadable (SQLite): 503 with `Retry-After`; 500 where the operation lists no 503 (the interface "
+    "document's operations), 403 where it lists neither (Webhook). Nothing was changed, unless the "
+    "database committed just before it stopped answering.",
+)
 INTERNAL_ERROR = E(
     "internal_error",
     "internal",

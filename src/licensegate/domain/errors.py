@@ -19,11 +19,15 @@ from typing import Any, Literal
 
 # What kind of refusal a code is; the API layer maps each kind to an HTTP status (and the client
 # API to its integer `code`). "internal" is the unexpected fault, never raised as a refusal.
-Kind = Literal["invalid", "unauthorized", "forbidden", "not_found", "conflict", "rate_limited", "internal"]
+# "unavailable": the service cannot serve now (503), through no fault of the client.
+Kind = Literal[
+    "invalid", "unauthorized", "forbidden", "not_found", "conflict", "rate_limited", "unavailable", "internal"
+]
 
 
 class Refusal(Exception):
     kind: Kind = "invalid"
+    retry_after: int | None = None  # seconds, for the answer's Retry-After header
 
     def __init__(
         self, message: str, error: str, extra: dict[str, Any] | None = None, *, param: str | None = None
@@ -68,9 +72,22 @@ class Conflict(Refusal):
 
 class RateLimited(Refusal):
     kind = "rate_limited"
+    retry_after: int
 
     def __init__(self, retry_after: int, message: str = "Too many requests; try again later.") -> None:
         super().__init__(message, "rate_limited")
+        self.retry_after = max(1, retry_after)
+
+
+class Unavailable(Refusal):
+    """The service cannot serve this now (its database does not answer, or it is overloaded) and
+    expects to again after `retry_after` seconds: the client is not at fault."""
+
+    kind = "unavailable"
+    retry_after: int
+
+    def __init__(self, retry_after: int, message: str, error: str) -> None:
+        super().__init__(message, error)
         self.retry_after = max(1, retry_after)
 
 

@@ -307,12 +307,12 @@ async def delete_matching(db: Executor, scope: Scope, which: str) -> int:
 
 
 async def delete_for_subscription(db: Database, scope: Scope, sub_name: str, *, unused_only: bool) -> int:
-    """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
-    async with db.transaction() as tx:
-        sub = await get_subscription(tx, scope.app_id, sub_name)
-        return await store.delete_level(
-            tx, scope.app_id, sub["level"], "unused" if unused_only else "all", reseller_id=scope.reseller_id
-        )
+    """Delete the keys whose level is this subscription's level, in batches (not one transaction:
+    a long delete must not hold the database). Users keep what they were granted."""
+    sub = await get_subscription(db, scope.app_id, sub_name)
+    return await store.delete_level(
+        db, scope.app_id, sub["level"], "unused" if unused_only else "all", reseller_id=scope.reseller_id
+    )
 
 
 async def add_time(db: Database, scope: Scope, days: float, key: str | None) -> int:

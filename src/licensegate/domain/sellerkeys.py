@@ -8,6 +8,7 @@ account's role (see `domain.permissions`).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -16,7 +17,7 @@ from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
 from licensegate.domain.permissions import SellerIdentity
 from licensegate.store import sellerkeys as store
-from licensegate.store.database import Executor
+from licensegate.store.database import DatabaseUnavailable, Executor
 
 KEY_FORMAT = re.compile(r"[0-9a-f]{32}")
 TOUCH_INTERVAL = 60  # seconds between `last_used_at` writes for one key
@@ -61,7 +62,9 @@ async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentit
     identity = perms.identity_of(row, granted=row["permissions"], key_id=row["key_id"])
     last_used = row["last_used_at"]
     if last_used is None or now - last_used >= TOUCH_INTERVAL:
-        await store.touch(db, row["key_id"], now)
+        # Bookkeeping: a database that can be read but not written (a full disk) still serves reads.
+        with contextlib.suppress(DatabaseUnavailable):
+            await store.touch(db, row["key_id"], now)
     return identity
 
 

@@ -28,8 +28,9 @@ STATUS_OF_KIND = {
     "not_found": 404,
     "conflict": 409,
     "rate_limited": 429,
+    "unavailable": 503,
 }
-ALL_STATUSES = frozenset({200, 400, 401, 403, 404, 409, 429, 500})
+ALL_STATUSES = frozenset({200, 400, 401, 403, 404, 409, 429, 500, 503})
 # The client API's integer `code` of a success: 68, and 69 for Webhook (as the interface
 # document shows).
 CLIENT_SUCCESS_CODE = 68
@@ -209,11 +210,15 @@ class Operation(Generic[CallT]):
         declared to answer.
 
         Where the natural status is not declared (the interface document lists no 429 for
-        License Login, say), the call is refused with 403 and keeps its `error` code.
+        License Login, say), the call is refused with 403 and keeps its `error` code. A service
+        that cannot serve now (503) is a failure on the server's side: where 503 is not declared
+        it answers 500, and 403 only where 500 is not declared either (Webhook).
         """
         status = STATUS_OF_KIND.get(refusal.kind, 400)
         if status in self.statuses:
             return status
+        if status == 503:
+            return self.fault_status()
         return 403
 
     def fault_status(self) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 
 _KIND = "SELECT kind FROM blacklist WHERE app_id = ?"
@@ -84,7 +85,7 @@ async def delete_one(db: Executor, app_id: int, kind: str, value: str) -> Row | 
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM blacklist WHERE app_id = ?", app_id)
+    return await bulk.delete_where(db, "blacklist", "app_id = ?", app_id)
 
 
 async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:

@@ -18,6 +18,13 @@ class DatabaseError(Exception):
     """The database cannot be reached or used; the message says why, in one line."""
 
 
+class DatabaseUnavailable(DatabaseError):
+    """The database did not answer in time, or cannot be reached or written now (down, frozen,
+    overloaded, disk full): a passing condition, answered 503 with Retry-After, never 500."""
+
+    retry_after = 5  # seconds a caller is asked to wait before trying again
+
+
 class UniqueViolation(Exception):
     """A write collided with a unique constraint (both adapters raise this one type), e.g. two
     concurrent requests creating the same username. On PostgreSQL the transaction is aborted."""
@@ -39,6 +46,12 @@ class Executor(Protocol):
         ...
 
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        """`execute` for a statement that may change very many rows (PostgreSQL's bulk deletes,
+        store/bulk.py): it may run for the whole statement timeout, where other statements get
+        a short wait for their answer."""
+        ...
 
 
 class Database(Executor, Protocol):
@@ -81,15 +94,26 @@ def postgres_dsn(url: str) -> str:
     return url.replace(parts.scheme, "postgresql", 1)
 
 
-async def open_database(url: str, *, pool_size: int = 10) -> Database:
+async def open_database(
+    url: str,
+    *,
+    pool_size: int = 10,
+    wal_bytes: int = 64 * 1024 * 1024,
+    answer_timeout: float = 5.0,
+    statement_timeout: float = 30.0,
+) -> Database:
+    """`wal_bytes` is for SQLite; the pool size and the timeouts (seconds: to wait for a
+    connection or an answer, and the server-side statement timeout) for PostgreSQL."""
     dialect = dialect_of(url)
     if dialect == "sqlite":
         from licensegate.store.sqlite import SqliteDatabase
 
-        return SqliteDatabase.open(sqlite_path(url))
-    from licensegate.store.postgres import PostgresDatabase
+        return SqliteDatabase.open(sqlite_path(url), wal_bytes)
+    from licensegate.store.postgres import PostgresDatabase, Waits
 
-    return await PostgresDatabase.open(postgres_dsn(url), pool_size=pool_size)
+    return await PostgresDatabase.open(
+        postgres_dsn(url), pool_size=pool_size, waits=Waits(answer_timeout, statement_timeout)
+    )
 
 
 def least(dialect: str, *exprs: str) -> str:

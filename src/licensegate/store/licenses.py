@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 from licensegate.store.paging import PageRequest, keyset
 
@@ -113,8 +114,8 @@ async def delete_ids(db: Executor, key_ids: Sequence[int]) -> int:
 async def delete_matching(db: Executor, app_id: int, which: str, *, reseller_id: int | None = None) -> int:
     """Delete the keys a filter selects. Grants made from them stay (their key_id becomes NULL)."""
     mine, mine_args = _creator(reseller_id)
-    return await db.execute(
-        f"DELETE FROM license_keys WHERE app_id = ?{FILTERS[which]}{mine}", app_id, *mine_args
+    return await bulk.delete_where(
+        db, "license_keys", f"app_id = ?{FILTERS[which]}{mine}", app_id, *mine_args
     )
 
 
@@ -122,11 +123,8 @@ async def delete_level(
     db: Executor, app_id: int, level: str, which: str, *, reseller_id: int | None = None
 ) -> int:
     mine, mine_args = _creator(reseller_id)
-    return await db.execute(
-        f"DELETE FROM license_keys WHERE app_id = ? AND level = ?{FILTERS[which]}{mine}",
-        app_id,
-        level,
-        *mine_args,
+    return await bulk.delete_where(
+        db, "license_keys", f"app_id = ? AND level = ?{FILTERS[which]}{mine}", app_id, level, *mine_args
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 
 
@@ -81,7 +82,7 @@ async def delete_older(db: Executor, table: LogTable, app_id: int, before: int, 
 
 
 async def delete_all(db: Executor, table: LogTable, app_id: int) -> int:
-    return await db.execute(f"DELETE FROM {table.name} WHERE app_id = ?", app_id)
+    return await bulk.delete_where(db, table.name, "app_id = ?", app_id)
 
 
 async def insert(
@@ -108,4 +109,4 @@ async def insert(
 
 
 async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:
-    return await db.execute("DELETE FROM client_logs WHERE app_id = ? AND ip = ?", app_id, ip)
+    return await bulk.delete_where(db, "client_logs", "app_id = ? AND ip = ?", app_id, ip)

@@ -79,7 +79,27 @@ def _run(url: str, action: str) -> str | None:
 
 
 def current_revision(url: str) -> str | None:
-    return _run(url, "current")
+    try:
+        return _run(url, "current")
+    except DatabaseError:
+        if dialect_of(url) != "sqlite":
+            raise
+        return _read_only_revision(sqlite_path(url))
+
+
+def _read_only_revision(path: str) -> str | None:
+    """The revision of a SQLite database that cannot be opened for writing (a full disk): read
+    from the file alone, so that the service can still start and serve reads."""
+    from licensegate.store.sqlite import connect_or_read_only
+
+    conn, _ = connect_or_read_only(path)
+    try:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'").fetchone():
+            return None
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        return str(row["version_num"]) if row else None
+    finally:
+        conn.close()
 
 
 def upgrade(url: str) -> str:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import asyncpg
 
-from licensegate.store.database import Database, DatabaseError, Executor, Row, UniqueViolation
+from licensegate.store.database import (
+    Database,
+    DatabaseError,
+    DatabaseUnavailable,
+    Executor,
+    Row,
+    UniqueViolation,
+)
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -34,70 +43,158 @@ async def _no_reset(_conn: asyncpg.Connection) -> None:
     return None
 
 
+# What a database that is down, frozen, overloaded or unreachable raises (a statement timeout
+# included): the request is answered 503, not 500.
+_OUTAGE = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.OperatorInterventionError,
+    asyncpg.InsufficientResourcesError,
+)
+
+
+def _unavailable(exc: BaseException) -> DatabaseUnavailable:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DatabaseUnavailable(f"PostgreSQL is unavailable: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class Waits:
+    """How long this side waits for PostgreSQL, in seconds. The server enforces the statement
+    timeout itself; the client-side limits catch a server that cannot answer at all (frozen,
+    cut off), which no server-side setting can."""
+
+    answer: float = 5.0  # a connection from the pool, a new connection, each statement's answer
+    statement: float = 30.0  # PostgreSQL's statement_timeout; a long statement's answer (+2 s)
+
+    @property
+    def long_answer(self) -> float:
+        return self.statement + 2
+
+
 class _PgRunner:
     dialect = "postgresql"
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, waits: Waits) -> None:
         self._conn = conn
+        self._waits = waits
 
     async def fetch_one(self, sql: str, *args: Any) -> Row | None:
-        rec = await self._conn.fetchrow(to_postgres(sql), *args)
+        try:
+            rec = await self._conn.fetchrow(to_postgres(sql), *args)
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
         return dict(rec) if rec is not None else None
 
     async def fetch_all(self, sql: str, *args: Any) -> list[Row]:
-        return [dict(r) for r in await self._conn.fetch(to_postgres(sql), *args)]
+        try:
+            return [dict(r) for r in await self._conn.fetch(to_postgres(sql), *args)]
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
 
     async def fetch_value(self, sql: str, *args: Any) -> Any:
         try:
             return await self._conn.fetchval(to_postgres(sql), *args)
         except asyncpg.UniqueViolationError as exc:  # INSERT ... RETURNING
             raise UniqueViolation(str(exc)) from exc
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
 
     async def execute(self, sql: str, *args: Any) -> int:
         try:
             return _rowcount(await self._conn.execute(to_postgres(sql), *args))
         except asyncpg.UniqueViolationError as exc:
             raise UniqueViolation(str(exc)) from exc
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
 
-    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        await self._conn.executemany(to_postgres(sql), rows)
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        try:
+            return _rowcount(
+                await self._conn.execute(to_postgres(sql), *args, timeout=self._waits.long_answer)
+            )
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
 
 
-class PostgresDatabase(_PgRunner):
-    """Autocommit calls go through the pool; `transaction()` pins one connection."""
+class PostgresDatabase:
+    """Each autocommit call takes a pooled connection for itself; `pinned()` and `transaction()`
+    hold one for a block. Waiting for a free connection is bounded like any answer."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        super().__init__(pool)
+    dialect = "postgresql"
+
+    def __init__(self, pool: asyncpg.Pool, waits: Waits) -> None:
         self._pool = pool
+        self._waits = waits
 
     @classmethod
-    async def open(cls, dsn: str, *, pool_size: int = 10) -> PostgresDatabase:
+    async def open(cls, dsn: str, *, pool_size: int = 10, waits: Waits | None = None) -> PostgresDatabase:
+        waits = waits or Waits()
         try:
             pool = await asyncpg.create_pool(
                 dsn,
                 min_size=1,
                 max_size=pool_size,
                 reset=_no_reset,
-                # Enforced by the server: a client-side timeout would arm a timer for every query.
-                server_settings={"statement_timeout": "30s"},
+                timeout=waits.answer,  # to open a connection
+                # asyncpg arms one timer per statement for this; the server's statement timeout
+                # alone cannot help when the server itself does not answer.
+                command_timeout=waits.answer,
+                server_settings={"statement_timeout": f"{int(waits.statement * 1000)}ms"},
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return cls(pool)
+        return cls(pool, waits)
 
-    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        async with self._pool.acquire() as conn, conn.transaction():
-            await conn.executemany(to_postgres(sql), rows)
+    async def _acquire(self) -> Any:
+        try:
+            return await self._pool.acquire(timeout=self._waits.answer)
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Executor]:
-        async with self._pool.acquire() as conn, conn.transaction():
-            yield _PgRunner(conn)
+    async def _release(self, conn: Any) -> None:
+        try:
+            await self._pool.release(conn, timeout=self._waits.answer)
+        except (*_OUTAGE, asyncpg.InterfaceError):
+            pass  # asyncpg closed the connection; the pool opens another when needed
 
     @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:
-        async with self._pool.acquire() as conn:
-            yield PinnedPostgres(conn)
+        conn = await self._acquire()
+        try:
+            yield PinnedPostgres(conn, self._waits)
+        finally:
+            await self._release(conn)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Executor]:
+        async with self.pinned() as db, db.transaction() as tx:
+            yield tx
+
+    async def fetch_one(self, sql: str, *args: Any) -> Row | None:
+        async with self.pinned() as db:
+            return await db.fetch_one(sql, *args)
+
+    async def fetch_all(self, sql: str, *args: Any) -> list[Row]:
+        async with self.pinned() as db:
+            return await db.fetch_all(sql, *args)
+
+    async def fetch_value(self, sql: str, *args: Any) -> Any:
+        async with self.pinned() as db:
+            return await db.fetch_value(sql, *args)
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        async with self.pinned() as db:
+            return await db.execute(sql, *args)
+
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        async with self.pinned() as db:
+            return await db.execute_long(sql, *args)
+
+    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self.pinned() as db:
+            await db.execute_many(sql, rows)
 
     async def close(self) -> None:
         await self._pool.close()
@@ -108,12 +205,28 @@ class PinnedPostgres(_PgRunner):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Executor]:
-        async with self._conn.transaction():
+        transaction = self._conn.transaction()
+        try:
+            await transaction.start()
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
+        try:
             yield self
+        except BaseException:
+            with contextlib.suppress(Exception):  # a broken connection has rolled back already
+                await transaction.rollback()
+            raise
+        try:
+            await transaction.commit()
+        except _OUTAGE as exc:
+            raise _unavailable(exc) from exc
 
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        async with self._conn.transaction():
-            await self._conn.executemany(to_postgres(sql), rows)
+        async with self.transaction():
+            try:
+                await self._conn.executemany(to_postgres(sql), rows, timeout=self._waits.long_answer)
+            except _OUTAGE as exc:
+                raise _unavailable(exc) from exc
 
     @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:

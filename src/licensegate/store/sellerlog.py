@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 
 
@@ -37,4 +38,4 @@ async def count(db: Executor, app_id: int) -> int:
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM seller_log WHERE app_id = ?", app_id)
+    return await bulk.delete_where(db, "seller_log", "app_id = ?", app_id)

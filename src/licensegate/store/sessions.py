@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.store import apps
+from licensegate.store import apps, bulk
 from licensegate.store.database import Executor, Row
 
 _LIVE = "app_id = ? AND expires_at > ?"
@@ -65,11 +65,11 @@ async def delete(db: Executor, app_id: int, session_id: str) -> Row | None:
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM sessions WHERE app_id = ?", app_id)
+    return await bulk.delete_where(db, "sessions", "app_id = ?", app_id)
 
 
 async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:
-    return await db.execute("DELETE FROM sessions WHERE app_id = ? AND ip = ?", app_id, ip)
+    return await bulk.delete_where(db, "sessions", "app_id = ? AND ip = ?", app_id, ip)
 
 
 # --- the client API's side: opening, finding, validating and ending sessions ------------------

@@ -7,7 +7,9 @@ coroutine's transaction from interleaving with another's statements on that conn
 Writers of all worker processes take an OS file lock (`<database>.writelock`) around each write.
 Without it, two processes writing at once meet SQLite's busy handler, which sleeps in steps of
 1, 2, 5, 10... milliseconds, on the event loop; with it, a waiting writer wakes the moment the
-other commits. Writes are short and never await slow work, so the wait is microseconds.
+other commits. The lock is tried without blocking; only when another process holds it does the
+writer wait, on a thread, so the event loop keeps serving other requests meanwhile (a long
+statement elsewhere, or the checkpointer truncating the log, can hold it for a while).
 """
 
 from __future__ import annotations
@@ -15,19 +17,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import logging
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from licensegate import private
-from licensegate.store.database import Database, DatabaseError, Executor, Row, UniqueViolation
+from licensegate.store.database import (
+    Database,
+    DatabaseError,
+    DatabaseUnavailable,
+    Executor,
+    Row,
+    UniqueViolation,
+)
+
+log = logging.getLogger("licensegate.store")
 
 BUSY_TIMEOUT_MS = 5000
+T = TypeVar("T")
 
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
@@ -39,23 +53,60 @@ def _writes(sql: str) -> bool:
 
 
 class _WriteLock:
-    """An exclusive lock shared by every process that opens the same database file."""
+    """An exclusive lock shared by every process that opens the same database file.
 
-    def __init__(self, path: str) -> None:
-        self._fd = os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600) if path != ":memory:" else -1
+    Taken by one task of this process at a time (callers hold the database's asyncio lock)."""
 
-    def __enter__(self) -> None:
-        if self._fd >= 0:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+    def __init__(self, path: str | None) -> None:
+        """`path` None: nothing to lock (an in-memory or read-only database)."""
+        self._fd = os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600) if path is not None else -1
+        self._waiter: ThreadPoolExecutor | None = None
+        # A wait on the thread whose task was cancelled: whoever acquires next takes it over, and
+        # if nobody has by the time it is granted, it is released at once.
+        self._abandoned: asyncio.Future[None] | None = None
 
-    def __exit__(self, *_exc: object) -> None:
+    async def acquire(self) -> None:
+        if self._fd < 0:
+            return
+        waiting = self._abandoned
+        if waiting is not None:
+            self._abandoned = None  # ours once granted
+        else:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                pass  # another process is writing: wait for it off the event loop
+            if self._waiter is None:
+                self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writelock")
+            waiting = asyncio.get_running_loop().run_in_executor(self._waiter, _lock_blocking, self._fd)
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            self._abandoned = waiting
+            waiting.add_done_callback(self._release_if_abandoned)
+            raise
+
+    def _release_if_abandoned(self, waiting: asyncio.Future[None]) -> None:
+        if self._abandoned is waiting:
+            self._abandoned = None
+            if not waiting.cancelled() and waiting.exception() is None:
+                self.release()
+
+    def release(self) -> None:
         if self._fd >= 0:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
+        if self._waiter is not None:
+            self._waiter.shutdown(wait=False, cancel_futures=True)
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def _lock_blocking(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
@@ -65,43 +116,66 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 CHECKPOINT_INTERVAL = 1.0  # seconds
 CACHE_KIB = 64 * 1024  # page cache per connection
 MMAP_BYTES = 256 * 1024 * 1024
+WAL_LIMIT_BYTES = 64 * 1024 * 1024  # the default of LICENSEGATE_SQLITE_WAL_BYTES
+TRUNCATE_BUSY_MS = 1000  # how long a truncating checkpoint waits for readers before trying later
 
 
 class _Checkpointer:
-    """Copies the write-ahead log into the database file from a background thread.
+    """Copies the write-ahead log into the database file from a background thread, and keeps the
+    log file from staying large.
 
     SQLite otherwise checkpoints inside whichever commit makes the log long enough: on the event
     loop, with an fsync, a few milliseconds stolen from one unlucky request. The worker
     connections therefore never checkpoint themselves (wal_autocheckpoint=0); this thread does it
     every second on its own connection. A PASSIVE checkpoint never waits for readers or writers.
+
+    The log file never shrinks by itself: after one large transaction it stays that large (until
+    a clean stop). A connection that restarts the log cuts the file to `journal_size_limit`, but
+    that needs a writer to come along; so when the file is over the limit, this thread runs a
+    TRUNCATE checkpoint, which empties it. That checkpoint blocks writers while it runs, so it
+    first takes the writers' file lock (here, on its own thread): workers then wait for it as for
+    any writer, off their event loops, instead of in SQLite's sleeping busy handler.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, wal_limit: int) -> None:
         self._path = path
+        self._wal_limit = wal_limit
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            conn = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        except sqlite3.Error:
+            conn = sqlite3.connect(self._path, timeout=TRUNCATE_BUSY_MS / 1000, isolation_level=None)
+            lock_fd = os.open(f"{self._path}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
+        except (sqlite3.Error, OSError):
             return
         try:
             while not self._stop.wait(CHECKPOINT_INTERVAL):
-                with contextlib.suppress(sqlite3.Error):  # busy now: the next round will do it
+                with contextlib.suppress(sqlite3.Error, OSError):  # busy now: the next round will do it
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    if os.path.getsize(f"{self._path}-wal") > self._wal_limit:
+                        self._truncate(conn, lock_fd)
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         finally:
             conn.close()
+            os.close(lock_fd)
+
+    @staticmethod
+    def _truncate(conn: sqlite3.Connection, lock_fd: int) -> None:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
 
 
-def connect(path: str) -> sqlite3.Connection:
+def connect(path: str, wal_limit: int = WAL_LIMIT_BYTES) -> sqlite3.Connection:
     if path != ":memory:":
         private.touch(Path(path))  # 0600: SQLite gives its -wal and -shm files the same mode
     try:
@@ -122,10 +196,70 @@ def connect(path: str) -> sqlite3.Connection:
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         if path != ":memory:":
             conn.execute("PRAGMA wal_autocheckpoint=0")  # the _Checkpointer thread does it
+            conn.execute(f"PRAGMA journal_size_limit={wal_limit}")  # the log file's size after a restart
         conn.execute("PRAGMA foreign_keys=ON")
     except sqlite3.Error as exc:
         raise DatabaseError(f"cannot open SQLite database {path!r}: {exc}") from exc
     return conn
+
+
+# Why a database that exists cannot be opened for writing: I/O error (SQLite cannot size its
+# shared-memory file on a full disk), disk full, cannot open (no space for a new file), read-only.
+_NO_WRITING_CODES = frozenset({8, 10, 13, 14})
+
+
+def connect_or_read_only(
+    path: str, wal_limit: int = WAL_LIMIT_BYTES
+) -> tuple[sqlite3.Connection, str | None]:
+    """A connection, and why it is read-only when it is (else None).
+
+    On a full disk (or a read-only file system) SQLite cannot create the shared-memory index its
+    write-ahead log needs, so even reading fails. The database is then opened immutable: read
+    straight from the file, no locks, no log; every write fails as a read-only database (503).
+    That is right only if no committed transaction waits in the log (a clean stop empties it);
+    otherwise reading the file alone would serve stale data, so the start is refused."""
+    try:
+        return connect(path, wal_limit), None
+    except DatabaseError as exc:
+        cause = exc.__cause__
+        code = getattr(cause, "sqlite_errorcode", 0) & 0xFF
+        if path == ":memory:" or code not in _NO_WRITING_CODES or not Path(path).is_file():
+            raise
+        reason = f"{cause}"
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise DatabaseError(
+            f"cannot open SQLite database {path!r} ({reason}), and its write-ahead log {wal} holds "
+            "transactions not yet in the database file: free disk space (or make it writable) first"
+        )
+    try:
+        conn = sqlite3.connect(
+            f"{Path(path).resolve().as_uri()}?immutable=1",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            cached_statements=512,
+        )
+        conn.row_factory = _dict_row
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+    except sqlite3.Error as exc:
+        raise DatabaseError(f"cannot open SQLite database {path!r}: {reason}; read-only: {exc}") from exc
+    return conn, reason
+
+
+# SQLite's primary result codes of a database that cannot be used now (busy past the timeout,
+# locked, disk I/O error or full, cannot open, read-only file, out of memory): a passing
+# condition, not a bug in a statement.
+_OUTAGE_CODES = frozenset({5, 6, 7, 8, 10, 13, 14, 15})
+
+
+def _outage_or(exc: sqlite3.OperationalError) -> Exception:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in _OUTAGE_CODES:
+        return DatabaseUnavailable(f"SQLite cannot be used now: {exc}")
+    return exc
 
 
 class _Runner:
@@ -137,11 +271,17 @@ class _Runner:
         self._conn = conn
 
     def _fetch_one(self, sql: str, args: Sequence[Any]) -> Row | None:
-        row: Row | None = self._conn.execute(sql, args).fetchone()
+        try:
+            row: Row | None = self._conn.execute(sql, args).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise _outage_or(exc) from exc
         return row
 
     def _fetch_all(self, sql: str, args: Sequence[Any]) -> list[Row]:
-        return self._conn.execute(sql, args).fetchall()
+        try:
+            return self._conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise _outage_or(exc) from exc
 
     def _fetch_value(self, sql: str, args: Sequence[Any]) -> Any:
         try:
@@ -150,6 +290,8 @@ class _Runner:
             if "UNIQUE" in str(exc):
                 raise UniqueViolation(str(exc)) from exc
             raise
+        except sqlite3.OperationalError as exc:
+            raise _outage_or(exc) from exc
         if row is None:
             return None
         return next(iter(row.values()))
@@ -161,9 +303,21 @@ class _Runner:
             if "UNIQUE" in str(exc):
                 raise UniqueViolation(str(exc)) from exc
             raise
+        except sqlite3.OperationalError as exc:
+            raise _outage_or(exc) from exc
 
     def _execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._conn.executemany(sql, rows)
+        try:
+            self._conn.executemany(sql, rows)
+        except sqlite3.OperationalError as exc:
+            raise _outage_or(exc) from exc
+
+    def _control(self, sql: str) -> None:
+        """BEGIN, COMMIT or ROLLBACK."""
+        try:
+            self._conn.execute(sql)
+        except sqlite3.OperationalError as exc:
+            raise _outage_or(exc) from exc
 
 
 class SqliteTransaction(_Runner):
@@ -182,18 +336,37 @@ class SqliteTransaction(_Runner):
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self._execute_many(sql, rows)
 
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        return self._execute(sql, args)
+
 
 class SqliteDatabase(_Runner):
-    def __init__(self, conn: sqlite3.Connection, path: str = ":memory:") -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: str = ":memory:",
+        wal_limit: int = WAL_LIMIT_BYTES,
+        read_only: str | None = None,
+    ) -> None:
         super().__init__(conn)
+        self.read_only = read_only  # why every write fails, when it does
         self._lock = asyncio.Lock()
-        self._writing = _WriteLock(path)
-        self._checkpointer = _Checkpointer(path) if path != ":memory:" else None
+        writes = path != ":memory:" and read_only is None
+        self._writing = _WriteLock(path if writes else None)
+        self._checkpointer = _Checkpointer(path, wal_limit) if writes else None
         self._owner: asyncio.Task[Any] | None = None
 
     @classmethod
-    def open(cls, path: str) -> SqliteDatabase:
-        return cls(connect(path), path)
+    def open(cls, path: str, wal_limit: int = WAL_LIMIT_BYTES) -> SqliteDatabase:
+        conn, read_only = connect_or_read_only(path, wal_limit)
+        if read_only is not None:
+            log.warning(
+                "SQLite database %s opened read-only (%s): reads are served, writes answer 503 "
+                "until the service is restarted with space to write",
+                path,
+                read_only,
+            )
+        return cls(conn, path, wal_limit, read_only)
 
     def _check_not_inside_own_transaction(self) -> None:
         # Calling the database (not the transaction handle) from inside a transaction would wait
@@ -201,69 +374,58 @@ class SqliteDatabase(_Runner):
         if self._owner is not None and self._owner is asyncio.current_task():
             raise RuntimeError("use the transaction handle inside a transaction")
 
-    async def fetch_one(self, sql: str, *args: Any) -> Row | None:
+    async def _run(self, run: Callable[[str, Sequence[Any]], T], sql: str, args: Sequence[Any]) -> T:
         self._check_not_inside_own_transaction()
         async with self._lock:
-            if _writes(sql):
-                with self._writing:
-                    return self._fetch_one(sql, args)
-            return self._fetch_one(sql, args)
+            if not _writes(sql):
+                return run(sql, args)
+            await self._writing.acquire()
+            try:
+                return run(sql, args)
+            finally:
+                self._writing.release()
+
+    async def fetch_one(self, sql: str, *args: Any) -> Row | None:
+        return await self._run(self._fetch_one, sql, args)
 
     async def fetch_all(self, sql: str, *args: Any) -> list[Row]:
-        self._check_not_inside_own_transaction()
-        async with self._lock:
-            if _writes(sql):
-                with self._writing:
-                    return self._fetch_all(sql, args)
-            return self._fetch_all(sql, args)
+        return await self._run(self._fetch_all, sql, args)
 
     async def fetch_value(self, sql: str, *args: Any) -> Any:
-        self._check_not_inside_own_transaction()
-        async with self._lock:
-            if _writes(sql):
-                with self._writing:
-                    return self._fetch_value(sql, args)
-            return self._fetch_value(sql, args)
+        return await self._run(self._fetch_value, sql, args)
 
     async def execute(self, sql: str, *args: Any) -> int:
-        self._check_not_inside_own_transaction()
-        async with self._lock:
-            if _writes(sql):
-                with self._writing:
-                    return self._execute(sql, args)
-            return self._execute(sql, args)
+        return await self._run(self._execute, sql, args)
+
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        return await self._run(self._execute, sql, args)  # callers batch on SQLite (store/bulk.py)
 
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._check_not_inside_own_transaction()
-        async with self._lock:
-            with self._writing:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self._execute_many(sql, rows)
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
+        async with self.transaction() as tx:
+            await tx.execute_many(sql, rows)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Executor]:
         self._check_not_inside_own_transaction()
         async with self._lock:
-            self._owner = asyncio.current_task()
             # The file lock queues this process's writers behind other processes' without
             # sleeping; IMMEDIATE still takes SQLite's write lock up front, for writers that do
             # not take the file lock (another program opening the file).
-            with self._writing:
-                self._conn.execute("BEGIN IMMEDIATE")
+            await self._writing.acquire()
+            self._owner = asyncio.current_task()
+            try:
+                self._control("BEGIN IMMEDIATE")
                 try:
                     yield SqliteTransaction(self._conn)
+                    self._control("COMMIT")
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    if self._conn.in_transaction:  # SQLite may have rolled back already
+                        with contextlib.suppress(sqlite3.Error):
+                            self._conn.execute("ROLLBACK")
                     raise
-                else:
-                    self._conn.execute("COMMIT")
-                finally:
-                    self._owner = None
+            finally:
+                self._owner = None
+                self._writing.release()
 
     @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:

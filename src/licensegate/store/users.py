@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 from licensegate.store.grants import LIVE_GRANT
 
@@ -238,15 +239,17 @@ async def rename(db: Executor, app_id: int, user_id: int, old_name: str, new_nam
 
 async def delete_all(db: Executor, app_id: int, *, reseller_id: int | None = None) -> int:
     mine, mine_args = _owned(reseller_id)
-    return await db.execute(f"DELETE FROM users WHERE app_id = ?{mine}", app_id, *mine_args)
+    return await bulk.delete_where(db, "users", f"app_id = ?{mine}", app_id, *mine_args)
 
 
 async def delete_expired(db: Executor, app_id: int, now: int, *, reseller_id: int | None = None) -> int:
     """Delete the users without a live grant (store.grants.LIVE_GRANT): a user whose
     time is frozen by a pause is not expired."""
     mine, mine_args = _owned(reseller_id)
-    return await db.execute(
-        f"DELETE FROM users WHERE app_id = ?{mine} AND NOT EXISTS ("
+    return await bulk.delete_where(
+        db,
+        "users",
+        f"app_id = ?{mine} AND NOT EXISTS ("
         "SELECT 1 FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id "
         f"WHERE us.user_id = users.id AND {LIVE_GRANT})",
         app_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 
 # INSERT ... SELECT from `users`: one statement sets the variable for one user or for all of them,
@@ -83,11 +84,11 @@ async def delete(db: Executor, app_id: int, username: str, name: str) -> int:
 
 
 async def delete_by_name(db: Executor, app_id: int, name: str) -> int:
-    return await db.execute("DELETE FROM user_vars WHERE app_id = ? AND name = ?", app_id, name)
+    return await bulk.delete_where(db, "user_vars", "app_id = ? AND name = ?", app_id, name)
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM user_vars WHERE app_id = ?", app_id)
+    return await bulk.delete_where(db, "user_vars", "app_id = ?", app_id)
 
 
 def _filters(user_id: int | None, name: str | None) -> tuple[str, list[object]]:

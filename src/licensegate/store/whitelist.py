@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 
 
@@ -22,7 +23,7 @@ async def remove(db: Executor, app_id: int, value: str) -> int:
 
 
 async def delete_all(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM whitelist WHERE app_id = ?", app_id)
+    return await bulk.delete_where(db, "whitelist", "app_id = ?", app_id)
 
 
 async def contains_any(db: Executor, app_id: int, values: Sequence[str]) -> bool:

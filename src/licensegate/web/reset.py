@@ -15,6 +15,7 @@ from licensegate.bodies import read_body
 from licensegate.domain import passwordreset
 from licensegate.domain.errors import Refusal
 from licensegate.services import Services
+from licensegate.store.database import DatabaseUnavailable
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -55,6 +56,19 @@ GONE = "<p>This link has expired or was already used. Ask for a new one from the
 
 
 async def reset_page(request: Request) -> HTMLResponse:
+    try:
+        return await _reset_page(request)
+    except DatabaseUnavailable as exc:
+        page = _page(
+            "Try again in a moment",
+            "<p>The service cannot reach its database right now. Please try again in a few seconds.</p>",
+            503,
+        )
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
+
+
+async def _reset_page(request: Request) -> HTMLResponse:
     services: Services = request.app.state.services
     now = services.clock.now()
     if request.method == "GET":
@@ -65,8 +79,8 @@ async def reset_page(request: Request) -> HTMLResponse:
         return _page("Reset your password", _form(token, *found))
     try:
         fields = parse_qs((await read_body(request, MAX_FORM_BYTES)).decode("utf-8", "replace"))
-    except Refusal:
-        return _page("Reset your password", "<p>The form was too large.</p>", 400)
+    except Refusal as refusal:  # too large, or cut short
+        return _page("Reset your password", f"<p>{escape(refusal.message)}</p>", 400)
     token = (fields.get("token") or [""])[0][:MAX_TOKEN]
     password = (fields.get("password") or [""])[0]
     confirm = (fields.get("confirm") or [""])[0]

@@ -5,6 +5,7 @@ every answer), shaped, encoded and signed as the dialect says (`dialects`, `answ
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from licensegate.api.envelope import (
     client_failure,
     client_success,
     refusal_headers,
+    refusal_of,
     unexpected_fault,
 )
 from licensegate.api.request import read_form_body, read_query
@@ -32,7 +34,7 @@ from licensegate.domain.sessions import ClientSession
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Operation
 from licensegate.services import Services
-from licensegate.store.database import Database
+from licensegate.store.database import Database, DatabaseUnavailable
 
 MAX_ECHOED_OWNERID = 64
 
@@ -157,9 +159,11 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
             return await handle(request, services, op, raw, services.db, answering)
         async with services.db.pinned() as db:
             return await handle(request, services, op, raw, db, answering)
-    except Refusal as refusal:
+    except (Refusal, DatabaseUnavailable) as caught:
+        refusal = refusal_of(caught)
         if answering.signing_key is None and not answering.legacy:
-            await _named_app(services, raw, answering)
+            with contextlib.suppress(DatabaseUnavailable):  # then the deployment's key signs it
+                await _named_app(services, raw, answering)
         failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
         return await answering.respond(
             services, failure, dialect.refusal_status(op, refusal), refusal_headers(refusal)

@@ -12,6 +12,7 @@ from licensegate.api.envelope import (
     failure_body,
     json_response,
     refusal_headers,
+    refusal_of,
     seller_success,
     unexpected_fault,
 )
@@ -22,6 +23,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.operations.declarations import Operation, status_of
 from licensegate.operations.seller import Caller, SellerCall, Upload, invoke, registry
 from licensegate.services import Services
+from licensegate.store.database import DatabaseUnavailable
 
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and text fields around an upload
 KEY_PREFIX_SHOWN = 6  # the audit log tells the owner's seller keys apart by their first characters
@@ -73,7 +75,8 @@ async def endpoint(request: Request) -> Response:
         sent = {name: Upload(upload.filename, upload.file) for name, upload in uploads.items()}
         body = await invoke(services, caller, op, raw, uploads=sent)
         return seller_success(op, body, raw.get("format"))
-    except Refusal as refusal:
+    except (Refusal, DatabaseUnavailable) as caught:
+        refusal = refusal_of(caught)
         status = status_of(op, refusal)
         body = failure_body(refusal.message, refusal.error, refusal.extra)
         return json_response(body, status, refusal_headers(refusal))

@@ -25,7 +25,7 @@ def _too_large(size: int | None, limit: int) -> Refusal:
     group="Files",
     summary="Download File",
     requires="session",
-    statuses=frozenset({200, 400, 401, 403, 404, 429, 500}),
+    statuses=frozenset({200, 400, 401, 403, 404, 429, 500, 503}),
     params=[Param("fileid", required=True, max_length=32, doc="the file's id")],
     returns={
         "contents": "the file's bytes as lowercase hexadecimal text, two characters per byte "

@@ -14,7 +14,7 @@ from licensegate.operations.declarations import Param
     group="Users",
     summary="Global Variable",
     requires="session",
-    statuses=frozenset({200, 400, 401, 403, 404, 429, 500}),
+    statuses=frozenset({200, 400, 401, 403, 404, 429, 500, 503}),
     params=[Param("varid", required=True, max_length=64, doc="the global variable's name")],
     returns={"value": "the variable's value (also in `message`, where KeyAuth clients read it)"},
 )

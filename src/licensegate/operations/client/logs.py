@@ -14,7 +14,7 @@ from licensegate.operations.declarations import Param
     group="Logs",
     summary="Log",
     requires="session",
-    statuses=frozenset({200, 400, 401, 403, 429, 500}),
+    statuses=frozenset({200, 400, 401, 403, 429, 500, 503}),
     mutates=True,
     params=[
         Param(

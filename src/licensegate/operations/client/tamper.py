@@ -14,7 +14,7 @@ from licensegate.operations.declarations import Param
     group="Security",
     summary="Tamper Detection",
     requires="session",
-    statuses=frozenset({200, 400, 401, 403, 429, 500}),
+    statuses=frozenset({200, 400, 401, 403, 429, 500, 503}),
     mutates=True,
     params=[
         Param(

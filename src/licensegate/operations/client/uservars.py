@@ -10,8 +10,8 @@ from licensegate.operations.declarations import Param
 
 GROUP = "Users"
 # The statuses each operation can answer (for the reference); 401 and 429 come from the endpoint.
-READS = frozenset({200, 400, 401, 403, 404, 429, 500})
-WRITES = frozenset({200, 400, 401, 403, 429, 500})
+READS = frozenset({200, 400, 401, 403, 404, 429, 500, 503})
+WRITES = frozenset({200, 400, 401, 403, 429, 500, 503})
 VAR = Param("var", required=True, max_length=uservars.MAX_NAME, doc="the variable's name")
 
 
