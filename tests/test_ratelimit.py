@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from licensegate.clock import MovableClock
-from licensegate.ratelimit import MemoryRateLimiter, RedisRateLimiter
-from tests.live import create_app, start_server
+from licensegate.ratelimit import MemoryRateLimiter, RedisRateLimiter, open_rate_limiter
+from tests.live import create_app, free_port, start_server
 
 pytestmark = pytest.mark.anyio
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -85,3 +91,94 @@ def test_seller_limit_holds_across_two_workers(tmp_path: Path, backend: str) -> 
     assert throttled.status_code == 429
     assert throttled.json()["error"] == "rate_limited"
     assert 0 < int(throttled.headers["Retry-After"]) <= 3600
+
+
+class PrivateRedis:
+    """A Redis server of this test's own, to stop or freeze (never the shared one)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def signal(self, signum: int) -> None:
+        self.process.send_signal(signum)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis() -> Iterator[PrivateRedis]:
+    server = PrivateRedis()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _fallbacks(caplog: pytest.LogCaptureFixture) -> int:
+    return sum("counting in this process" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_hung_redis_is_replaced_by_in_process_counters_at_once_and_used_again_later(
+    private_redis: PrivateRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="licensegate.ratelimit")
+    limiter = open_rate_limiter(private_redis.url, MovableClock(), 1, "t", redis_timeout=0.2, redis_retry=1)
+    try:
+        assert await limiter.hit("warm", 100, 60) == 0
+        assert limiter.status == "redis"
+        private_redis.signal(signal.SIGSTOP)  # connections stay open; nothing answers
+        started = time.monotonic()
+        results = [await limiter.hit("k", 3, 60) for _ in range(20)]
+        # Only the first call waited for Redis; the limit still held, counted in-process.
+        assert time.monotonic() - started < 5
+        assert results[:3] == [0, 0, 0]
+        assert all(retry > 0 for retry in results[3:])
+        assert limiter.status == "in-process (Redis unavailable)"
+        assert _fallbacks(caplog) == 1  # said once, not per request
+        private_redis.signal(signal.SIGCONT)
+        deadline = time.monotonic() + 15
+        while limiter.status != "redis":
+            assert time.monotonic() < deadline, "the limiter did not go back to Redis"
+            await asyncio.sleep(0.2)
+        assert await limiter.hit("k", 3, 60) == 0  # a fresh count in Redis
+        assert any("answers again" in record.getMessage() for record in caplog.records)
+    finally:
+        await limiter.close()
+
+
+async def test_an_unreachable_redis_still_limits(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="licensegate.ratelimit")
+    limiter = open_rate_limiter(f"redis://127.0.0.1:{free_port()}/0", MovableClock(), 1, "t", redis_retry=60)
+    try:
+        assert [await limiter.hit("k", 2, 60) > 0 for _ in range(4)] == [False, False, True, True]
+        assert limiter.status == "in-process (Redis unavailable)"
+        assert _fallbacks(caplog) == 1
+    finally:
+        await limiter.close()

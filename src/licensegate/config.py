@@ -66,6 +66,15 @@ class Settings:
         None, "e.g. `redis://127.0.0.1:6379/0`; shares rate-limit counters between workers and machines"
     )
     redis_prefix: str = setting("lg", "prefix of every Redis key, so deployments can share one Redis")
+    redis_timeout_ms: int = setting(
+        250,
+        "milliseconds the rate limiter waits for Redis; past it (or at once when Redis is unreachable) "
+        "it counts in-process until Redis answers again",
+        minimum=10,
+    )
+    redis_retry: int = setting(
+        5, "seconds between attempts to reach Redis again while the in-process counters stand in", minimum=1
+    )
     host: str = setting("127.0.0.1", "address to listen on")
     port: int = setting(8000, "port to listen on", minimum=0)
     workers: int = setting(1, "worker processes (about one per core)", minimum=1)
@@ -104,6 +113,15 @@ class Settings:
     argon2_parallelism: int = setting(1, "argon2id lanes", minimum=1)
     password_threads: int = setting(
         2, "threads per worker that hash and verify passwords, off the event loop", minimum=1
+    )
+    password_queue: int = setting(
+        64,
+        "password checks that may wait for a thread per worker; past it (or past the per-application "
+        "share) a login is refused at once with 429 `busy` and `Retry-After`",
+        minimum=1,
+    )
+    password_queue_per_app: int = setting(
+        16, "of those waiting checks, how many one application may hold", minimum=1
     )
     seller_rate_limit: int = setting(
         3000, "seller API requests allowed per application per window", minimum=1

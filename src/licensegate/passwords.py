@@ -1,29 +1,155 @@
-"""argon2id password hashing, off the event loop on a small thread pool.
+"""argon2id password hashing, off the event loop on a small thread pool, shared fairly.
 
 Verifying takes tens of milliseconds by design, so it must never run on the loop (it would stall
-every other request of the worker) nor inside a database transaction.
+every other request of the worker) nor inside a database transaction. The few threads are shared
+by every application: when they are all busy, work waits in one queue per application and the
+queues take turns (round robin), so a burst of logins at one application delays another's by at
+most one check per busy application, not by the whole burst. A queue, and all of them together,
+are bounded: past the bound a login is refused at once (429 `busy` with Retry-After) instead of
+waiting without end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from licensegate.domain import errorcodes
+from licensegate.domain.errors import RateLimited
+
+T = TypeVar("T")
+
+
+class Busy(RateLimited):
+    """Every hashing thread is busy and the caller's queue (or all of them) is full."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after, errorcodes.BUSY.message)
+        self.error = errorcodes.BUSY.code
+
+
+class FairPool:
+    """Runs blocking work on `threads` threads; waiting work is queued per key, and a thread that
+    comes free takes the next job of the key served longest ago. A key with `per_key` jobs
+    waiting, or `limit` jobs waiting in all, is refused (`Busy`). Used from one event loop (one
+    worker process)."""
+
+    def __init__(self, threads: int, limit: int, per_key: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="argon2")
+        self.threads = threads
+        self._limit = limit
+        self._per_key = per_key
+        self._running = 0
+        self._queued = 0
+        self._queues: dict[Hashable, deque[asyncio.Future[None]]] = {}
+        self._served: dict[Hashable, int] = {}  # key -> when (a count of jobs started) it last was
+        self._started = 0
+        self._seconds_per_job = 0.03  # a running average, for Retry-After
+
+    @property
+    def in_flight(self) -> int:
+        """Jobs running or waiting for a thread."""
+        return self._running + self._queued
+
+    async def run(self, key: Hashable, work: Callable[..., T], *args: object) -> T:
+        await self._take_turn(key)
+        started = time.perf_counter()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
+        finally:
+            self._seconds_per_job += (time.perf_counter() - started - self._seconds_per_job) / 8
+            self._pass_turn()
+
+    async def _take_turn(self, key: Hashable) -> None:
+        if self._running < self.threads and not self._queued:
+            self._running += 1
+            self._note_served(key)
+            return
+        queue = self._queues.get(key)
+        if self._queued >= self._limit or (queue is not None and len(queue) >= self._per_key):
+            raise Busy(self._retry_after())
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if queue is None:
+            queue = self._queues[key] = deque()
+        queue.append(turn)
+        self._queued += 1
+        try:
+            await turn  # `_pass_turn` hands over a running place
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._pass_turn()  # handed over just as this task was cancelled: pass it on
+            elif turn in queue:
+                queue.remove(turn)
+                self._queued -= 1
+                if not queue and self._queues.get(key) is queue:
+                    del self._queues[key]
+            raise
+
+    def _pass_turn(self) -> None:
+        """A running place came free: give it to the next job of the key served longest ago."""
+        while self._queues:
+            key = min(self._queues, key=lambda waiting: self._served.get(waiting, -1))
+            queue = self._queues[key]
+            turn = queue.popleft()
+            self._queued -= 1
+            if not queue:
+                del self._queues[key]
+            if not turn.cancelled():
+                self._note_served(key)
+                turn.set_result(None)
+                return
+        self._running -= 1
+
+    def _note_served(self, key: Hashable) -> None:
+        self._started += 1
+        self._served[key] = self._started
+        if len(self._served) > 4 * (self._limit + self.threads):  # forget keys no longer waiting
+            self._served = {k: v for k, v in self._served.items() if k in self._queues or v == self._started}
+
+    def _retry_after(self) -> int:
+        return max(1, math.ceil(self.in_flight / self.threads * self._seconds_per_job))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
 
 class Passwords:
-    def __init__(self, time_cost: int, memory_kib: int, parallelism: int, threads: int) -> None:
+    def __init__(
+        self,
+        time_cost: int,
+        memory_kib: int,
+        parallelism: int,
+        threads: int,
+        *,
+        queue_limit: int = 64,
+        queue_per_app: int = 16,
+    ) -> None:
         self._hasher = PasswordHasher(
             time_cost=time_cost,
             memory_cost=memory_kib,
             parallelism=parallelism,
             type=Type.ID,
         )
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="argon2")
+        self._pool = FairPool(threads, queue_limit, queue_per_app)
         self._dummy: str | None = None
+
+    @property
+    def threads(self) -> int:
+        return self._pool.threads
+
+    @property
+    def in_flight(self) -> int:
+        """Hashes and checks running or waiting for a thread (the metrics)."""
+        return self._pool.in_flight
 
     @property
     def dummy_hash(self) -> str:
@@ -33,13 +159,13 @@ class Passwords:
             self._dummy = self._hasher.hash(secrets.token_hex(16))
         return self._dummy
 
-    async def hash(self, password: str) -> str:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._hasher.hash, password)
+    async def hash(self, password: str, *, queue: Hashable = None) -> str:
+        """`queue`: whose share of the threads this counts against; callers acting for an
+        application pass its id. Raises `Busy` when that queue or all of them are full."""
+        return await self._pool.run(queue, self._hasher.hash, password)
 
-    async def verify(self, stored_hash: str, password: str) -> bool:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._verify, stored_hash, password)
+    async def verify(self, stored_hash: str, password: str, *, queue: Hashable = None) -> bool:
+        return await self._pool.run(queue, self._verify, stored_hash, password)
 
     def _verify(self, stored_hash: str, password: str) -> bool:
         try:
@@ -48,4 +174,4 @@ class Passwords:
             return False
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.close()

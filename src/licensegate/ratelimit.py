@@ -2,11 +2,13 @@
 
 With Redis every worker process (and every machine) shares one counter per key, so a limit holds
 however the service is scaled. In-process counters are per worker, so the limit is divided by the
-worker count to keep the total near what was configured.
+worker count to keep the total near what was configured. When Redis fails, the in-process counters
+stand in until it answers again (`FallbackRateLimiter`): limits still hold, per worker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import math
@@ -34,10 +36,17 @@ class RateLimiter(Protocol):
         """Count one request; return 0 if it is allowed, else the seconds until it would be."""
         ...
 
+    @property
+    def status(self) -> str:
+        """Where the counters are now: `in-process`, `redis`, or `in-process (Redis unavailable)`."""
+        ...
+
     async def close(self) -> None: ...
 
 
 class MemoryRateLimiter:
+    status = "in-process"
+
     def __init__(self, clock: Clock, workers: int = 1) -> None:
         self._clock = clock
         self._workers = max(1, workers)
@@ -69,17 +78,25 @@ class MemoryRateLimiter:
         self._counts.clear()
 
 
+class RedisUnavailable(Exception):
+    """Redis did not answer in time, or cannot be reached."""
+
+
 class RedisRateLimiter:
-    def __init__(self, url: str, clock: Clock, prefix: str = "lg") -> None:
+    """Counters in Redis, one atomic round trip per hit. Alone it lets a request through when Redis
+    fails; the service wraps it in `FallbackRateLimiter`, which counts in-process meanwhile."""
+
+    def __init__(self, url: str, clock: Clock, prefix: str = "lg", timeout: float = 2.0) -> None:
         import redis.asyncio as redis
 
         self._clock = clock
         self._prefix = prefix
-        self._redis: Any = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._redis: Any = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._script = self._redis.register_script(_REDIS_HIT)
         self._last_warning = 0
 
-    async def hit(self, key: str, limit: int, window: int) -> int:
+    async def count(self, key: str, limit: int, window: int) -> int:
+        """`hit`, raising `RedisUnavailable` when Redis fails."""
         now = self._clock.now()
         index = now // window
         end = (index + 1) * window
@@ -89,20 +106,100 @@ class RedisRateLimiter:
                     keys=[f"{self._prefix}:rl:{window}:{index}:{_bucket(key)}"], args=[window + 1]
                 )
             )
-        except Exception as exc:  # Redis down: fail open rather than refuse every request
+        except Exception as exc:
+            raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
+        if count > limit:
+            return max(1, end - now)
+        return 0
+
+    async def hit(self, key: str, limit: int, window: int) -> int:
+        try:
+            return await self.count(key, limit, window)
+        except RedisUnavailable as exc:  # fail open rather than refuse every request
+            now = self._clock.now()
             if now - self._last_warning >= 60:
                 self._last_warning = now
                 log.warning("rate limiter cannot reach Redis, not limiting: %s", exc)
             return 0
-        if count > limit:
-            return max(1, end - now)
-        return 0
+
+    async def ping(self) -> None:
+        try:
+            await self._redis.ping()
+        except Exception as exc:
+            raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
 
     async def close(self) -> None:
         await self._redis.aclose()
 
 
-def open_rate_limiter(redis_url: str | None, clock: Clock, workers: int, prefix: str = "lg") -> RateLimiter:
+class FallbackRateLimiter:
+    """Redis while it answers; the in-process counters at once when it does not (an unreachable
+    Redis fails at once, a hung one after the short socket timeout), and until it answers again.
+
+    Only the first failure waits for Redis: after it, requests count in-process without trying
+    Redis, and one background task pings it every `retry` seconds. Each change is logged once.
+    Meanwhile each worker enforces its share of a limit, as without Redis."""
+
+    def __init__(self, redis: RedisRateLimiter, memory: MemoryRateLimiter, retry: float) -> None:
+        self._redis = redis
+        self._memory = memory
+        self._retry = retry
+        self._failing: str | None = None  # why Redis is not used now
+        self._probe: asyncio.Task[None] | None = None
+
+    @property
+    def status(self) -> str:
+        return "redis" if self._failing is None else "in-process (Redis unavailable)"
+
+    async def hit(self, key: str, limit: int, window: int) -> int:
+        if self._failing is None:
+            try:
+                return await self._redis.count(key, limit, window)
+            except RedisUnavailable as exc:
+                self._fall_back(str(exc))
+        return await self._memory.hit(key, limit, window)
+
+    def _fall_back(self, reason: str) -> None:
+        if self._failing is not None:
+            return
+        self._failing = reason
+        log.warning(
+            "rate limiter: Redis does not answer (%s); counting in this process until it does", reason
+        )
+        self._probe = asyncio.create_task(self._wait_for_redis())
+
+    async def _wait_for_redis(self) -> None:
+        while True:
+            await asyncio.sleep(self._retry)
+            try:
+                await self._redis.ping()
+            except RedisUnavailable:
+                continue
+            self._failing = None
+            self._probe = None
+            log.warning("rate limiter: Redis answers again; counting in Redis")
+            return
+
+    async def close(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+        await self._redis.close()
+        await self._memory.close()
+
+
+def open_rate_limiter(
+    redis_url: str | None,
+    clock: Clock,
+    workers: int,
+    prefix: str = "lg",
+    *,
+    redis_timeout: float = 0.25,
+    redis_retry: float = 5.0,
+) -> RateLimiter:
     if redis_url:
-        return RedisRateLimiter(redis_url, clock, prefix)
+        return FallbackRateLimiter(
+            RedisRateLimiter(redis_url, clock, prefix, redis_timeout),
+            MemoryRateLimiter(clock, workers),
+            redis_retry,
+        )
     return MemoryRateLimiter(clock, workers)

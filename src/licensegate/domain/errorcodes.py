@@ -1066,6 +1066,14 @@ RATE_LIMITED = E(
     "Too many requests: the `Retry-After` header says when to retry (403 where the operation lists "
     "no 429). Raised as `errors.RateLimited(retry_after, message)`.",
 )
+BUSY = E(
+    "busy",
+    "rate_limited",
+    "Too many passwords are being checked right now; try again in a moment.",
+    "Every password-hashing thread is busy and the application's share of the waiting line "
+    "(`LICENSEGATE_PASSWORD_QUEUE_PER_APP`), or the whole line (`LICENSEGATE_PASSWORD_QUEUE`), is full: "
+    "429 with `Retry-After` (403 where the operation lists no 429). Raised as `passwords.Busy`.",
+)
 SERVICE_UNAVAILABLE = E(
     "service_unavailable",
     "unavailable",

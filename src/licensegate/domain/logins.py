@@ -244,7 +244,7 @@ async def login(
     account = account_of(await store.user_by_name(db, app.id, username))
     refused = errorcodes.INVALID_CREDENTIALS(msg("invalidcredentials"))
     if account is None:
-        await passwords.verify(passwords.dummy_hash, password)  # same time as a wrong password
+        await passwords.verify(passwords.dummy_hash, password, queue=app.id)  # as long as a wrong password
         raise refused
     user = account.user
     stored: str | None = user["password_hash"]
@@ -252,8 +252,8 @@ async def login(
         if user["created_by"] == LICENSE_USER:
             raise refused  # made by a License Login: it signs in with its key
         # Created without a password (seller API `adduser`): the first login sets it.
-        await store.set_first_password(db, user["user_id"], await passwords.hash(password))
-    elif not await passwords.verify(stored, password):
+        await store.set_first_password(db, user["user_id"], await passwords.hash(password, queue=app.id))
+    elif not await passwords.verify(stored, password, queue=app.id):
         raise refused
     return await admit(db, app, account, client, credential=username, otp_code=otp_code, msg=msg, now=now)
 
@@ -348,7 +348,7 @@ async def register(
     key_row, _ = await _usable_key(db, app, key, msg)
     if key_row["status"] != "unused":
         raise errorcodes.KEY_USED(msg("keyused"))
-    password_hash = await passwords.hash(password)  # slow by design: before the transaction
+    password_hash = await passwords.hash(password, queue=app.id)  # slow by design: before the transaction
     return await _redeem_into_new_user(
         db,
         box,

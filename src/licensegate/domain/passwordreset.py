@@ -60,7 +60,7 @@ async def complete(db: Database, passwords: Passwords, *, token: str, password: 
     row = await store.find_usable(db, ids.digest(token), now)
     if row is None:
         raise errorcodes.INVALID_RESET_TOKEN()
-    password_hash = await passwords.hash(password)  # before the transaction
+    password_hash = await passwords.hash(password, queue=row["app_id"])  # before the transaction
     async with db.transaction() as tx:
         if not await store.use(tx, row["id"], now):
             raise errorcodes.INVALID_RESET_TOKEN()

@@ -242,7 +242,7 @@ async def create_account(
     granted = manager_permissions(permissions) if role == MANAGER else RESELLER_AREAS
     perms.require_within(grantor, granted, f"create a {role} with these areas")
     # Hashing is slow on purpose: do it before the transaction opens.
-    password_hash = await passwords.hash(password)
+    password_hash = await passwords.hash(password, queue=app_id)
     async with db.transaction() as tx:
         account_id = await store.insert_account(
             tx,
@@ -356,7 +356,7 @@ async def edit_account(
         raise errorcodes.MISSING_PARAMETER("Nothing to change: give at least one setting.")
     before = await get_member(db, app_id, username, role)
     perms.require_within(grantor, _member_areas(before) | (granted or 0), f"change the {role} '{username}'")
-    password_hash = await passwords.hash(password) if password is not None else None
+    password_hash = await passwords.hash(password, queue=app_id) if password is not None else None
     async with db.transaction() as tx:
         # The team row first, as every other team write does (see `hold`).
         if not await store.hold(tx, before["account_id"]):

@@ -150,7 +150,7 @@ async def create(
     seconds = days_to_seconds(days)
     bucket = "" if reseller is None else team.bucket_for(seconds)
     # Hashing is slow on purpose: do it before the transaction opens.
-    password_hash = await passwords.hash(password) if password is not None else None
+    password_hash = await passwords.hash(password, queue=scope.app_id) if password is not None else None
     async with db.transaction() as tx:
         if reseller is not None:
             await team.hold(tx, reseller)
@@ -249,7 +249,7 @@ async def verify(
     stored: str | None = user["password_hash"]
     if stored is None:
         raise errorcodes.PASSWORD_NOT_SET(username=username)
-    if not await passwords.verify(stored, password):
+    if not await passwords.verify(stored, password, queue=scope.app_id):
         raise errorcodes.PASSWORD_MISMATCH()
 
 
@@ -321,7 +321,7 @@ async def set_password(
 ) -> None:
     """Store a new password, or clear it (None) so that the user's next login sets it."""
     user = await get(db, scope, username)
-    password_hash = await passwords.hash(password) if password is not None else None
+    password_hash = await passwords.hash(password, queue=scope.app_id) if password is not None else None
     if await store.set_password(db, user["id"], password_hash) == 0:
         raise errorcodes.USER_NOT_FOUND(username=username)
 

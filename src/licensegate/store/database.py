@@ -55,6 +55,8 @@ class Executor(Protocol):
 
 
 class Database(Executor, Protocol):
+    read_only: str | None  # why every write fails (a SQLite database on a full disk), else None
+
     def transaction(self) -> AbstractAsyncContextManager[Executor]:
         """A write transaction. Use only the handle it yields inside it, and never await
         slow work (password hashing, outbound HTTP) while it is open."""

@@ -26,7 +26,7 @@ async def insert(db: Executor, *, user_id: int, token_hash: str, now: int, expir
 
 async def find_usable(db: Executor, token_hash: str, now: int) -> Row | None:
     return await db.fetch_one(
-        "SELECT r.id, r.user_id, u.username, a.name AS app_name FROM password_resets r "
+        "SELECT r.id, r.user_id, u.username, u.app_id, a.name AS app_name FROM password_resets r "
         "JOIN users u ON u.id = r.user_id JOIN apps a ON a.id = u.app_id "
         "WHERE r.token_hash = ? AND r.used_at IS NULL AND r.expires_at > ?",
         token_hash,

@@ -75,6 +75,7 @@ class Waits:
 
 class _PgRunner:
     dialect = "postgresql"
+    read_only: str | None = None
 
     def __init__(self, conn: Any, waits: Waits) -> None:
         self._conn = conn
@@ -123,6 +124,7 @@ class PostgresDatabase:
     hold one for a block. Waiting for a free connection is bounded like any answer."""
 
     dialect = "postgresql"
+    read_only: str | None = None
 
     def __init__(self, pool: asyncpg.Pool, waits: Waits) -> None:
         self._pool = pool

@@ -1,0 +1,126 @@
+"""The password threads are shared fairly between applications: waiting checks take turns per
+application, each application's line and the whole line are bounded, and past the bound a login
+is refused at once (429 `busy` with Retry-After) instead of waiting without end."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from licensegate.passwords import Busy, FairPool, Passwords
+from licensegate.services import Services
+from tests.helpers import Seller, client_of
+
+pytestmark = pytest.mark.anyio
+
+
+class Gate:
+    """Work that blocks its thread until the test lets it through, recording the order."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+        self._open = threading.Semaphore(0)
+
+    def work(self, name: str) -> str:
+        self._open.acquire()
+        self.done.append(name)
+        return name
+
+    def let_through(self, count: int = 1) -> None:
+        for _ in range(count):
+            self._open.release()
+
+
+@pytest.fixture
+def gate() -> Iterator[Gate]:
+    opened = Gate()
+    yield opened
+    opened.let_through(100)  # never leave a thread blocked
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0.01)
+
+
+async def test_waiting_work_takes_turns_between_applications(gate: Gate) -> None:
+    pool = FairPool(threads=1, limit=100, per_key=100)
+    try:
+        flood = [asyncio.create_task(pool.run("app-b", gate.work, f"b{i}")) for i in range(10)]
+        await _settle()
+        alone = asyncio.create_task(pool.run("app-a", gate.work, "a"))
+        await _settle()
+        gate.let_through(11)
+        await asyncio.gather(*flood, alone)
+        # b0 was running; the one check of app A comes next, not after app B's whole burst.
+        assert gate.done[:2] == ["b0", "a"]
+        assert gate.done[2:] == [f"b{i}" for i in range(1, 10)]
+    finally:
+        pool.close()
+
+
+async def test_a_full_line_is_refused_at_once_with_a_time_to_retry(gate: Gate) -> None:
+    pool = FairPool(threads=1, limit=5, per_key=3)
+    try:
+        running = asyncio.create_task(pool.run("app-b", gate.work, "running"))
+        await _settle()
+        waiting = [asyncio.create_task(pool.run("app-b", gate.work, f"b{i}")) for i in range(3)]
+        await _settle()
+        with pytest.raises(Busy) as refused:  # app B's share of the line is full
+            await pool.run("app-b", gate.work, "one too many")
+        assert refused.value.retry_after >= 1
+        assert refused.value.error == "busy"
+        others = [asyncio.create_task(pool.run(f"app-{i}", gate.work, f"o{i}")) for i in range(2)]
+        await _settle()
+        with pytest.raises(Busy):  # the whole line is full
+            await pool.run("app-z", gate.work, "z")
+        assert pool.in_flight == 6
+        gate.let_through(6)
+        await asyncio.gather(running, *waiting, *others)
+        assert pool.in_flight == 0
+        assert await asyncio.wait_for(pool.run("app-z", str, "free again"), 10) == "free again"
+    finally:
+        pool.close()
+
+
+async def test_a_cancelled_wait_gives_its_place_back(gate: Gate) -> None:
+    pool = FairPool(threads=1, limit=10, per_key=10)
+    try:
+        running = asyncio.create_task(pool.run("a", gate.work, "running"))
+        await _settle()
+        given_up = asyncio.create_task(pool.run("a", gate.work, "given up"))
+        after = asyncio.create_task(pool.run("b", gate.work, "after"))
+        await _settle()
+        given_up.cancel()
+        gate.let_through(2)
+        await asyncio.gather(running, after)
+        assert gate.done == ["running", "after"]
+        assert pool.in_flight == 0
+    finally:
+        pool.close()
+
+
+async def test_a_login_is_refused_busy_when_the_line_is_full(
+    services: Services, seller: Seller, gate: Gate
+) -> None:
+    app = client_of(seller)
+    await app.init()
+    await seller.ok("adduser", user="gus", sub="default", expiry=1, **{"pass": "pw"})
+    busy = Passwords(1, 64, 1, threads=1, queue_limit=1, queue_per_app=1)
+    services.passwords = busy
+    try:
+        blocker = asyncio.create_task(busy._pool.run("x", gate.work, "blocker"))  # the one thread
+        waiter = asyncio.create_task(busy._pool.run("x", gate.work, "waiter"))  # the one place
+        await _settle()
+        refused = await app.call("login", username="gus", **{"pass": "pw"})
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["error"] == "busy"
+        assert int(refused.headers["Retry-After"]) >= 1
+        gate.let_through(2)
+        await asyncio.gather(blocker, waiter)
+        await app.ok("login", username="gus", **{"pass": "pw"})
+    finally:
+        busy.close()
