@@ -58,6 +58,7 @@ class SlowClients:
         self.address = (host, int(port))
         self.sockets: list[socket.socket] = []
         self.trickling: list[socket.socket] = []
+        self.kinds: dict[socket.socket, str] = {}
         self._stop = threading.Event()
         self._count = count
 
@@ -77,6 +78,7 @@ class SlowClients:
                 )
                 self.trickling.append(sock)
             self.sockets.append(sock)
+            self.kinds[sock] = ("silent", "headers", "body")[kind]
         threading.Thread(target=self._trickle, daemon=True).start()
 
     def _trickle(self) -> None:
@@ -85,15 +87,16 @@ class SlowClients:
                 with contextlib.suppress(OSError):  # closed by the server, as it should be in time
                     sock.send(b"x")
 
-    def wait_closed_by_server(self, within: float) -> int:
-        """Wait until the server has closed every connection; return how many are still open."""
+    def wait_closed_by_server(self, within: float) -> dict[str, int]:
+        """Wait until the server has closed every connection; return how many of each kind are
+        still open."""
         selector = selectors.DefaultSelector()
         for sock in self.sockets:
             sock.setblocking(False)
             selector.register(sock, selectors.EVENT_READ)
-        open_ = len(self.sockets)
+        still_open = set(self.sockets)
         deadline = time.monotonic() + within
-        while open_ and time.monotonic() < deadline:
+        while still_open and time.monotonic() < deadline:
             for key, _ in selector.select(timeout=0.5):
                 ready = key.fileobj
                 assert isinstance(ready, socket.socket)
@@ -105,9 +108,12 @@ class SlowClients:
                     data = b""
                 if not data:  # end of stream (a refused body first gets its 400 answer)
                     selector.unregister(ready)
-                    open_ -= 1
+                    still_open.discard(ready)
         selector.close()
-        return open_
+        return {
+            kind: sum(self.kinds[sock] == kind for sock in still_open)
+            for kind in ("silent", "headers", "body")
+        }
 
     def close(self) -> None:
         self._stop.set()
@@ -129,7 +135,7 @@ def test_others_are_answered_while_thousands_of_slow_connections_are_open(slow_s
             assert init.status_code == 200, init.text
             assert init.json()["success"] is True
         # None of the slow connections outlives its header or body time by much.
-        assert slow.wait_closed_by_server(within=TIMEOUT + 20) == 0
+        assert slow.wait_closed_by_server(within=TIMEOUT + 20) == {"silent": 0, "headers": 0, "body": 0}
     finally:
         slow.close()
     with httpx.Client(base_url=slow_server.url, timeout=ANSWER_BOUND) as http:

@@ -109,7 +109,7 @@ class BodyDeadline:
 
     def __init__(self, scope: Scope, receive: Receive, seconds: int, longest: int) -> None:
         self._scope = scope
-        self._receive = receive
+        self._receive: Receive | None = receive
         self._seconds = seconds
         self._longest = longest  # bytes: a declared length beyond it earns no more time
         self._deadline: float | None = None
@@ -118,12 +118,20 @@ class BodyDeadline:
         if self._deadline is None:
             allowance = min(_declared_length(self._scope), self._longest) / UPLOAD_BYTES_PER_SECOND
             self._deadline = asyncio.get_running_loop().time() + self._seconds + allowance
+        if self._receive is None:
+            return {"type": "http.disconnect"}
         try:
             async with asyncio.timeout_at(self._deadline):
-                return await self._receive()
+                message = await self._receive()
         except TimeoutError:
             log.debug("request body not received in time (%s %s)", self._scope["method"], self._scope["path"])
-            return {"type": "http.disconnect"}
+            message = {"type": "http.disconnect"}
+        if message["type"] == "http.disconnect":
+            # Let go of the server's side at once: a refusal kept in a reference cycle (exception,
+            # traceback, frames, this request) would otherwise keep the server from closing the
+            # connection until the garbage collector happens to run.
+            self._receive = None
+        return message
 
 
 class FastPaths:

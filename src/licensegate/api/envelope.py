@@ -51,6 +51,10 @@ def failure_body(message: str, error: str, extra: Mapping[str, Any] | None = Non
 def refusal_headers(refusal: Refusal) -> dict[str, str] | None:
     if refusal.retry_after is not None:
         return {"Retry-After": str(refusal.retry_after)}
+    if errorcodes.INCOMPLETE_BODY.refuses(refusal):
+        # The rest of the body was never read: without this the server would keep the
+        # connection open for as long as the client keeps (or keeps not) sending it.
+        return {"Connection": "close"}
     return None
 
 
