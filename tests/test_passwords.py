@@ -1,6 +1,6 @@
 """The password threads are shared fairly between applications: waiting checks take turns per
-application, each application's line and the whole line are bounded, and past the bound a login
-is refused at once (429 `busy` with Retry-After) instead of waiting without end."""
+application, the line is bounded and shared equally when full, and past the bound a login is
+refused at once (429 `busy` with Retry-After) instead of waiting without end."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ async def _settle() -> None:
 
 
 async def test_waiting_work_takes_turns_between_applications(gate: Gate) -> None:
-    pool = FairPool(threads=1, limit=100, per_key=100)
+    pool = FairPool(threads=1, limit=100)
     try:
         flood = [asyncio.create_task(pool.run("app-b", gate.work, f"b{i}")) for i in range(10)]
         await _settle()
@@ -62,24 +62,30 @@ async def test_waiting_work_takes_turns_between_applications(gate: Gate) -> None
         pool.close()
 
 
-async def test_a_full_line_is_refused_at_once_with_a_time_to_retry(gate: Gate) -> None:
-    pool = FairPool(threads=1, limit=5, per_key=3)
+async def test_a_full_line_is_refused_at_once_and_shared_equally(gate: Gate) -> None:
+    pool = FairPool(threads=1, limit=4)
     try:
         running = asyncio.create_task(pool.run("app-b", gate.work, "running"))
         await _settle()
-        waiting = [asyncio.create_task(pool.run("app-b", gate.work, f"b{i}")) for i in range(3)]
+        # Alone, app B may fill the whole line; one more is refused at once, with a time to retry.
+        waiting = [asyncio.create_task(pool.run("app-b", gate.work, f"b{i}")) for i in range(4)]
         await _settle()
-        with pytest.raises(Busy) as refused:  # app B's share of the line is full
+        with pytest.raises(Busy) as refused:
             await pool.run("app-b", gate.work, "one too many")
         assert refused.value.retry_after >= 1
         assert refused.value.error == "busy"
-        others = [asyncio.create_task(pool.run(f"app-{i}", gate.work, f"o{i}")) for i in range(2)]
+        # App A takes the place of app B's newest check, until both hold an equal share.
+        joining = [asyncio.create_task(pool.run("app-a", gate.work, f"a{i}")) for i in range(2)]
         await _settle()
-        with pytest.raises(Busy):  # the whole line is full
-            await pool.run("app-z", gate.work, "z")
-        assert pool.in_flight == 6
-        gate.let_through(6)
-        await asyncio.gather(running, *waiting, *others)
+        with pytest.raises(Busy):
+            await pool.run("app-a", gate.work, "a2")
+        assert pool.in_flight == 5
+        gate.let_through(5)
+        outcomes = await asyncio.gather(running, *waiting, *joining, return_exceptions=True)
+        refused_b = [outcome for outcome in outcomes[1:5] if isinstance(outcome, Busy)]
+        assert len(refused_b) == 2  # b2 and b3 gave way
+        assert outcomes[5:] == ["a0", "a1"]
+        assert sorted(gate.done) == sorted(["running", "b0", "b1", "a0", "a1"])
         assert pool.in_flight == 0
         assert await asyncio.wait_for(pool.run("app-z", str, "free again"), 10) == "free again"
     finally:
@@ -87,7 +93,7 @@ async def test_a_full_line_is_refused_at_once_with_a_time_to_retry(gate: Gate) -
 
 
 async def test_a_cancelled_wait_gives_its_place_back(gate: Gate) -> None:
-    pool = FairPool(threads=1, limit=10, per_key=10)
+    pool = FairPool(threads=1, limit=10)
     try:
         running = asyncio.create_task(pool.run("a", gate.work, "running"))
         await _settle()
@@ -109,7 +115,7 @@ async def test_a_login_is_refused_busy_when_the_line_is_full(
     app = client_of(seller)
     await app.init()
     await seller.ok("adduser", user="gus", sub="default", expiry=1, **{"pass": "pw"})
-    busy = Passwords(1, 64, 1, threads=1, queue_limit=1, queue_per_app=1)
+    busy = Passwords(1, 64, 1, threads=1, queue_limit=1)
     services.passwords = busy
     try:
         blocker = asyncio.create_task(busy._pool.run("x", gate.work, "blocker"))  # the one thread

@@ -272,6 +272,7 @@ def cmd_seller(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from licensegate import server
     from licensegate.store import migrate
+    from licensegate.store.database import DatabaseUnavailable
 
     for flag, name in ((args.host, "HOST"), (args.port, "PORT"), (args.workers, "WORKERS")):
         if flag is not None:
@@ -284,13 +285,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ[ENV_PREFIX + "PUBLIC_URL"] = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     settings = _settings(args.database)  # validates everything before workers start
     migrate.ensure_schema(settings.database_url)
-    _provision(settings)  # also makes the deployment key file before workers race for it
+    # A database that can be read but not written (a full disk) still serves reads: what these
+    # two would write waits for a start with room to write.
+    try:
+        _provision(settings)  # also makes the deployment key file before workers race for it
+    except DatabaseUnavailable as exc:
+        print(f"licensegate: application keys not provisioned now: {exc}", file=sys.stderr)
     print(
         f"licensegate serving on http://{settings.host}:{settings.port} "
         f"({settings.workers} worker(s), {settings.database_url.split(':', 1)[0]})",
         file=sys.stderr,
     )
-    link = _setup_link(settings)
+    try:
+        link = _setup_link(settings)
+    except DatabaseUnavailable as exc:
+        print(f"licensegate: no dashboard setup link now: {exc}", file=sys.stderr)
+        link = None
     if link is not None:
         print(
             "\nNobody can sign in to the dashboard yet. Open this link within an hour to create the\n"

@@ -116,12 +116,9 @@ class Settings:
     )
     password_queue: int = setting(
         64,
-        "password checks that may wait for a thread per worker; past it (or past the per-application "
-        "share) a login is refused at once with 429 `busy` and `Retry-After`",
+        "password checks that may wait for a thread per worker, shared equally between applications "
+        "when full; past it a login is refused at once with 429 `busy` and `Retry-After`",
         minimum=1,
-    )
-    password_queue_per_app: int = setting(
-        16, "of those waiting checks, how many one application may hold", minimum=1
     )
     seller_rate_limit: int = setting(
         3000, "seller API requests allowed per application per window", minimum=1

@@ -3,10 +3,10 @@
 Verifying takes tens of milliseconds by design, so it must never run on the loop (it would stall
 every other request of the worker) nor inside a database transaction. The few threads are shared
 by every application: when they are all busy, work waits in one queue per application and the
-queues take turns (round robin), so a burst of logins at one application delays another's by at
-most one check per busy application, not by the whole burst. A queue, and all of them together,
-are bounded: past the bound a login is refused at once (429 `busy` with Retry-After) instead of
-waiting without end.
+queues take turns, so a burst of logins at one application delays another's by about one check
+per busy application, not by the whole burst. The line is bounded, and shared equally when full:
+past the bound a login is refused at once (429 `busy` with Retry-After) instead of waiting
+without end.
 """
 
 from __future__ import annotations
@@ -39,15 +39,16 @@ class Busy(RateLimited):
 
 class FairPool:
     """Runs blocking work on `threads` threads; waiting work is queued per key, and a thread that
-    comes free takes the next job of the key served longest ago. A key with `per_key` jobs
-    waiting, or `limit` jobs waiting in all, is refused (`Busy`). Used from one event loop (one
-    worker process)."""
+    comes free takes the next job of the key served longest ago. At most `limit` jobs wait: when
+    the line is full, a key with fewer waiting than the key with the most takes the place of that
+    key's newest job, which is refused (`Busy`); otherwise the newcomer is refused. So one key
+    alone may use the whole line, and under contention each gets an equal share of it. Used from
+    one event loop (one worker process)."""
 
-    def __init__(self, threads: int, limit: int, per_key: int) -> None:
+    def __init__(self, threads: int, limit: int) -> None:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="argon2")
         self.threads = threads
         self._limit = limit
-        self._per_key = per_key
         self._running = 0
         self._queued = 0
         self._queues: dict[Hashable, deque[asyncio.Future[None]]] = {}
@@ -75,8 +76,8 @@ class FairPool:
             self._note_served(key)
             return
         queue = self._queues.get(key)
-        if self._queued >= self._limit or (queue is not None and len(queue) >= self._per_key):
-            raise Busy(self._retry_after())
+        if self._queued >= self._limit:
+            self._make_room(len(queue) if queue is not None else 0)
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if queue is None:
             queue = self._queues[key] = deque()
@@ -93,6 +94,20 @@ class FairPool:
                 if not queue and self._queues.get(key) is queue:
                     del self._queues[key]
             raise
+
+    def _make_room(self, mine: int) -> None:
+        """The line is full: refuse the newest job of the key with the most waiting, if that key
+        holds more than the caller would after joining; else refuse the caller."""
+        largest = max(self._queues, key=lambda waiting: len(self._queues[waiting]))
+        queue = self._queues[largest]
+        if len(queue) <= mine + 1:
+            raise Busy(self._retry_after())
+        evicted = queue.pop()
+        self._queued -= 1
+        if not queue:
+            del self._queues[largest]
+        if not evicted.done():
+            evicted.set_exception(Busy(self._retry_after()))
 
     def _pass_turn(self) -> None:
         """A running place came free: give it to the next job of the key served longest ago."""
@@ -131,7 +146,6 @@ class Passwords:
         threads: int,
         *,
         queue_limit: int = 64,
-        queue_per_app: int = 16,
     ) -> None:
         self._hasher = PasswordHasher(
             time_cost=time_cost,
@@ -139,7 +153,7 @@ class Passwords:
             parallelism=parallelism,
             type=Type.ID,
         )
-        self._pool = FairPool(threads, queue_limit, queue_per_app)
+        self._pool = FairPool(threads, queue_limit)
         self._dummy: str | None = None
 
     @property

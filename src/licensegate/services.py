@@ -60,7 +60,6 @@ class Services:
                 settings.argon2_parallelism,
                 settings.password_threads,
                 queue_limit=settings.password_queue,
-                queue_per_app=settings.password_queue_per_app,
             ),
             messages=MessageCache(),
             mailer=Mailer(settings),

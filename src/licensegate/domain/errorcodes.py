@@ -1070,9 +1070,9 @@ BUSY = E(
     "busy",
     "rate_limited",
     "Too many passwords are being checked right now; try again in a moment.",
-    "Every password-hashing thread is busy and the application's share of the waiting line "
-    "(`LICENSEGATE_PASSWORD_QUEUE_PER_APP`), or the whole line (`LICENSEGATE_PASSWORD_QUEUE`), is full: "
-    "429 with `Retry-After` (403 where the operation lists no 429). Raised as `passwords.Busy`.",
+    "Every password-hashing thread is busy and the waiting line (`LICENSEGATE_PASSWORD_QUEUE`) is "
+    "full, with the application holding at least its share of it: 429 with `Retry-After` (403 where "
+    "the operation lists no 429). Raised as `passwords.Busy`.",
 )
 SERVICE_UNAVAILABLE = E(
     "service_unavailable",
