@@ -219,10 +219,15 @@ async def test_expired_and_paused_subscriptions(app: Client, seller: Seller, clo
     key = await new_key(seller, days=1)
     await app.ok("license", key=key, hwid=HWID)
     await seller.ok("pauseuser", username=key)
+    await app.fails("check", 403, "session_not_found")  # the pause ended the session
+    await app.init()
     body = await app.fails("license", 403, "subscription_paused", key=key, hwid=HWID)
     assert body["message"] == "Your subscription is paused and can't be used right now"
     await seller.ok("unpauseuser", username=key)
+    await app.ok("license", key=key, hwid=HWID)
     await seller.ok("pausesub", subscription="default")
+    await app.fails("check", 403, "session_not_found")
+    await app.init()
     await app.fails("license", 403, "subscription_paused", key=key, hwid=HWID)
     await seller.ok("unpausesub", subscription="default")
     clock.advance(86400)

@@ -20,6 +20,7 @@ from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import NotFound
 from licensegate.domain.messages import Messages
+from licensegate.domain.sessions import LICENSE_USER
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox
@@ -29,8 +30,6 @@ from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
-
-LICENSE_USER = "license"  # `created_by` of users a License Login made; they sign in with the key
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,11 +342,12 @@ async def register(
         user_rules.check_email(email)
     check_hwid(app, client.hwid, msg)
     await check_blacklist(db, app, client, msg)
-    if await store.user_by_name(db, app.id, username):
-        raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
+    # The key first: without a usable key nobody learns whether a username is taken.
     key_row, _ = await _usable_key(db, app, key, msg)
     if key_row["status"] != "unused":
         raise errorcodes.KEY_USED(msg("keyused"))
+    if await store.user_by_name(db, app.id, username):
+        raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
     password_hash = await passwords.hash(password, queue=app.id)  # slow by design: before the transaction
     return await _redeem_into_new_user(
         db,

@@ -19,10 +19,8 @@ from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
 
-# KeyAuth clients compare the message with this literal to start their auto-update.
-# fetchOnline shows at most this many characters of a credential (a license key is a secret).
-VISIBLE_CREDENTIAL = 10
-ONLINE_LIMIT = 1000
+ONLINE_LIMIT = 1000  # fetchOnline lists at most this many users
+LICENSE_USER = "license"  # `created_by` of users a License Login made (their name is their key)
 
 ENCKEY = "sessions.enckey"  # the purpose a session's enckey is sealed for (secretbox)
 
@@ -132,16 +130,11 @@ async def start(
     return session_id
 
 
-def mask(credential: str) -> str:
-    """Enough of a name to recognise it; a license key used as a name stays secret."""
-    if len(credential) <= VISIBLE_CREDENTIAL:
-        return credential
-    return credential[:VISIBLE_CREDENTIAL] + "*" * (len(credential) - VISIBLE_CREDENTIAL)
-
-
 async def online(db: Executor, app: ClientApp, now: int) -> list[dict[str, str]]:
-    credentials = await store.online_credentials(db, app.id, now, ONLINE_LIMIT)
-    return [{"credential": mask(c)} for c in credentials]
+    """The usernames of the users online, never key material: a user whose name is a license key
+    (every user a License Login made) is left out, not masked."""
+    names = await store.online_usernames(db, app.id, now, ONLINE_LIMIT, key_users=LICENSE_USER)
+    return [{"credential": name} for name in names]
 
 
 async def end(db: Executor, session_id: str) -> None:

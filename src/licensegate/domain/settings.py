@@ -19,6 +19,7 @@ from licensegate.domain import messages as catalogue
 from licensegate.store import apps as app_store
 from licensegate.store import hashes as hash_store
 from licensegate.store import messages as message_store
+from licensegate.store import sessions as session_store
 from licensegate.store.database import Database, Executor, Row
 
 SettingKind = Literal["flag", "int", "text", "url", "secret_url", "choice"]
@@ -323,10 +324,12 @@ async def reset_hashes(db: Executor, app_id: int) -> int:
 
 
 async def pause(db: Executor, app_id: int, now: int) -> None:
-    """Pause the application: the client API refuses `init`, and no grant counts down."""
+    """Pause the application: the client API refuses `init` and every call of a session (the
+    flag comes with the session's own row), no grant counts down, and the sessions end."""
     if await app_store.pause(db, app_id, now) == 0:
         await app_row(db, app_id)
         raise errorcodes.ALREADY_PAUSED()
+    await session_store.delete_all(db, app_id)
 
 
 async def unpause(db: Database, app_id: int, now: int) -> int:

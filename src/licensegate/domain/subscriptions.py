@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import errorcodes
+from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as store
 from licensegate.store.database import Database, Executor, Row
 
@@ -26,9 +27,11 @@ async def create(db: Database, app_id: int, *, name: str, level: str, now: int) 
 
 
 async def delete(db: Database, app_id: int, name: str) -> None:
-    """Delete the definition; the users' grants of it go with it."""
+    """Delete the definition; the users' grants of it go with it, and the sessions of the users
+    who held one end (their next login decides on what they still hold)."""
     async with db.transaction() as tx:
         row = await get(tx, app_id, name)
+        await session_store.end_for_subscription(tx, row["id"])
         await store.delete(tx, row["id"])
 
 
@@ -59,11 +62,13 @@ async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
 
 
 async def pause(db: Database, app_id: int, name: str, now: int) -> None:
+    """Freeze the subscription and end the sessions of the users holding a grant of it."""
     async with db.transaction() as tx:
         row = await get(tx, app_id, name)
         if row["paused_at"] is not None:
             raise errorcodes.ALREADY_PAUSED(f"The subscription '{name}' is already paused.")
         await store.pause(tx, row["id"], now)
+        await session_store.end_for_subscription(tx, row["id"])
 
 
 async def unpause(db: Database, app_id: int, name: str, now: int) -> None:

@@ -317,13 +317,16 @@ async def rename(db: Database, scope: Scope, current: str, new: str) -> None:
 
 
 async def set_password(
-    db: Executor, passwords: Passwords, scope: Scope, username: str, password: str | None
+    db: Database, passwords: Passwords, scope: Scope, username: str, password: str | None
 ) -> None:
-    """Store a new password, or clear it (None) so that the user's next login sets it."""
+    """Store a new password, or clear it (None) so that the user's next login sets it. The user's
+    sessions end with the old password (in the same transaction)."""
     user = await get(db, scope, username)
     password_hash = await passwords.hash(password, queue=scope.app_id) if password is not None else None
-    if await store.set_password(db, user["id"], password_hash) == 0:
-        raise errorcodes.USER_NOT_FOUND(username=username)
+    async with db.transaction() as tx:
+        if await store.set_password(tx, user["id"], password_hash) == 0:
+            raise errorcodes.USER_NOT_FOUND(username=username)
+        await session_store.end_for_user(tx, user["id"])
 
 
 async def set_email(db: Executor, scope: Scope, username: str, email: str) -> None:
@@ -414,12 +417,13 @@ async def subtract(db: Database, scope: Scope, username: str, sub_name: str, sec
 
 
 async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
-    """Freeze the user's running grants. Returns how many were frozen."""
+    """Freeze the user's running grants and end their sessions. Returns how many were frozen."""
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
         frozen = await grant_store.pause_user(tx, user["id"], now)
         if not frozen:
             raise errorcodes.NOTHING_TO_PAUSE(username=username)
+        await session_store.end_for_user(tx, user["id"])
     return frozen
 
 
@@ -449,13 +453,16 @@ async def set_cooldown(db: Executor, scope: Scope, username: str, seconds: int) 
     await store.set_cooldown(db, user["id"], seconds)
 
 
-async def remove_subscription(db: Executor, scope: Scope, username: str, sub_name: str) -> int:
-    """Take every grant of this subscription (expired ones too) from the user."""
-    user = await get(db, scope, username)
-    sub = await subscriptions.get(db, scope.app_id, sub_name)
-    removed = await grant_store.delete_for_user(db, user["id"], sub["id"])
-    if not removed:
-        raise errorcodes.GRANT_NOT_FOUND(username=username, sub=sub_name)
+async def remove_subscription(db: Database, scope: Scope, username: str, sub_name: str) -> int:
+    """Take every grant of this subscription (expired ones too) from the user and end their
+    sessions (their next login decides on what they still hold)."""
+    async with db.transaction() as tx:
+        user = await get(tx, scope, username)
+        sub = await subscriptions.get(tx, scope.app_id, sub_name)
+        removed = await grant_store.delete_for_user(tx, user["id"], sub["id"])
+        if not removed:
+            raise errorcodes.GRANT_NOT_FOUND(username=username, sub=sub_name)
+        await session_store.end_for_user(tx, user["id"])
     return removed
 
 

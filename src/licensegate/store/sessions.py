@@ -185,6 +185,15 @@ async def end_for_credential(db: Executor, user_id: int, credential: str) -> int
     return await db.execute("DELETE FROM sessions WHERE user_id = ? AND credential = ?", user_id, credential)
 
 
+async def end_for_subscription(db: Executor, sub_id: int) -> int:
+    """End the sessions of every user holding a grant (running or not) of this subscription."""
+    return await db.execute(
+        "DELETE FROM sessions WHERE user_id IN "
+        "(SELECT user_id FROM user_subscriptions WHERE subscription_id = ?)",
+        sub_id,
+    )
+
+
 async def purge_expired(db: Executor, now: int, batch: int = 1000) -> int:
     """Delete up to `batch` expired sessions; small batches keep each write short."""
     return await db.execute(
@@ -194,12 +203,18 @@ async def purge_expired(db: Executor, now: int, batch: int = 1000) -> int:
     )
 
 
-async def online_credentials(db: Executor, app_id: int, now: int, limit: int) -> list[str]:
+async def online_usernames(db: Executor, app_id: int, now: int, limit: int, *, key_users: str) -> list[str]:
+    """The names of the users with a logged-in, unexpired session, leaving out every name that is
+    key material: users a License Login made (`created_by` = `key_users`) and any user named
+    like one of the application's license keys."""
     rows = await db.fetch_all(
-        "SELECT DISTINCT credential FROM sessions WHERE app_id = ? AND validated = 1 AND expires_at > ? "
-        "AND credential IS NOT NULL ORDER BY credential LIMIT ?",
+        "SELECT DISTINCT u.username FROM sessions s JOIN users u ON u.id = s.user_id "
+        "WHERE s.app_id = ? AND s.validated = 1 AND s.expires_at > ? AND u.created_by <> ? "
+        "AND NOT EXISTS (SELECT 1 FROM license_keys k WHERE k.app_id = u.app_id AND k.key = u.username) "
+        "ORDER BY u.username LIMIT ?",
         app_id,
         now,
+        key_users,
         limit,
     )
-    return [row["credential"] for row in rows]
+    return [row["username"] for row in rows]

@@ -70,6 +70,9 @@ async def handle(
     if not app.enabled:
         overrides = await services.messages.get(db, app.id)
         raise errorcodes.APP_DISABLED(Messages(overrides)("appdisabled"))
+    if app.paused and session is not None:  # pausing ends the sessions; this closes the race
+        overrides = await services.messages.get(db, app.id)
+        raise errorcodes.APP_PAUSED(Messages(overrides)("pausedApp"))
     retry_after = await services.limiter.hit(
         f"client:{app.id}", app.client_rate_limit, app.client_rate_window
     )

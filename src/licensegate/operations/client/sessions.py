@@ -107,13 +107,16 @@ async def logout(call: ClientCall) -> dict[str, Any]:
     "fetchOnline",
     group="Sessions",
     summary="Fetch Online",
-    requires="session",
+    requires="validated",
     returns={
-        "users": "[{credential}] of logged-in, unexpired sessions; credentials past 10 characters masked"
+        "users": "[{credential}]: the usernames of the users with a logged-in, unexpired session; "
+        "users named by a license key are left out"
     },
 )
 async def fetch_online(call: ClientCall) -> dict[str, Any]:
-    """Who is logged in now (at most 1,000 names)."""
+    """Who is logged in now (at most 1,000 usernames); needs a logged-in session. Never key
+    material: a user whose name is a license key (every user a License Login made) is left out
+    rather than masked, since any part of a key helps guess it."""
     return {
         "message": "Successfully fetched online users.",
         "users": await sessions.online(call.db, call.app, call.now()),

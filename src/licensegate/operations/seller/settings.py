@@ -287,8 +287,8 @@ async def fetch_hashes(call: SellerCall) -> dict[str, Any]:
 
 @registry.operation("pauseapp", group=GROUP, summary="Pause Application", area=AREA, mutates=True)
 async def pause_app(call: SellerCall) -> dict[str, Any]:
-    """Pause the application: the client API refuses `init` and no user's time counts down
-    until it is unpaused."""
+    """Pause the application: every client session ends, the client API refuses `init` and any
+    call of a session (`app_paused`), and no user's time counts down until it is unpaused."""
     now = call.now()
     await settings.pause(call.db, call.app_id, now)
     call.record("app", before={"paused": 0}, after={"paused": 1, "paused_at": now})

@@ -35,7 +35,8 @@ async def add(call: SellerCall) -> dict[str, Any]:
     "delappsub", group=GROUP, summary="Delete Subscription", area=AREA, mutates=True, params=[NAME]
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
-    """Delete a subscription; every user's grant of it is removed with it."""
+    """Delete a subscription; every user's grant of it is removed with it, and the client sessions
+    of the users who held one end."""
     name = call.args.text("name")
     await subscriptions.delete(call.db, call.app_id, name)
     call.record(f"subscription:{name}", before={"name": name})
@@ -93,7 +94,8 @@ SUBSCRIPTION = Param(
     params=[SUBSCRIPTION],
 )
 async def pause(call: SellerCall) -> dict[str, Any]:
-    """Stop access through this subscription and freeze its users' remaining time."""
+    """Stop access through this subscription and freeze its users' remaining time. The client
+    sessions of the users holding a grant of it end (a new login decides on what they still hold)."""
     await subscriptions.pause(call.db, call.app_id, call.args.text("subscription"), call.now())
     call.record(f"subscription:{call.args.text('subscription')}", before={"paused": 0}, after={"paused": 1})
     return {"message": "Successfully paused subscription!"}

@@ -306,7 +306,8 @@ async def rename(call: SellerCall) -> dict[str, Any]:
     returns={},
 )
 async def set_password(call: SellerCall) -> dict[str, Any]:
-    """Set the user's password, or clear it so that their next login sets it."""
+    """Set the user's password, or clear it so that their next login sets it. The user's client
+    sessions end: their next call is refused and they log in again."""
     await users.set_password(
         call.db, call.services.passwords, call.scope, call.args.text("user"), call.args.opt_text("passwd")
     )
@@ -402,7 +403,8 @@ async def subtract(call: SellerCall) -> dict[str, Any]:
     returns={"paused": "number of subscriptions frozen"},
 )
 async def pause(call: SellerCall) -> dict[str, Any]:
-    """Freeze the user's running subscriptions: they stop giving access and stop counting down."""
+    """Freeze the user's running subscriptions: they stop giving access and stop counting down.
+    The user's client sessions end."""
     paused = await users.pause(call.db, call.scope, call.args.text("username"), call.now())
     return {"message": "Successfully paused user!", "paused": paused}
 
@@ -488,7 +490,8 @@ async def set_cooldown(call: SellerCall) -> dict[str, Any]:
     returns={"deleted": "number of the user's grants of it removed"},
 )
 async def delete_subscription(call: SellerCall) -> dict[str, Any]:
-    """Take a subscription (every grant of it, expired ones too) away from the user."""
+    """Take a subscription (every grant of it, expired ones too) away from the user. The user's
+    client sessions end (a new login decides on what they still hold)."""
     deleted = await users.remove_subscription(
         call.db, call.scope, call.args.text("user"), call.args.text("sub")
     )

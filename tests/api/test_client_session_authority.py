@@ -1,0 +1,104 @@
+"""The owner's authority takes effect at once (issue 10 item 1): a password change, losing a
+subscription, a user pause, a subscription pause and an application pause end the affected
+logged-in sessions, so the client's next call is refused. The others' sessions go on."""
+
+from __future__ import annotations
+
+import pytest
+
+from licensegate.services import Services
+from tests.helpers import Client, Seller, client_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def logged_in(seller: Seller, username: str) -> Client:
+    client = client_of(seller)
+    await client.init()
+    await client.ok("login", username=username, **{"pass": "pw"})
+    await client.ok("check")
+    return client
+
+
+async def two_users(seller: Seller, sub: str = "default") -> tuple[Client, Client]:
+    """`target` holds `sub`; `bystander` holds `default` only."""
+    await seller.ok("adduser", user="target", sub=sub, expiry=30, **{"pass": "pw"})
+    await seller.ok("adduser", user="bystander", sub="default", expiry=30, **{"pass": "pw"})
+    return await logged_in(seller, "target"), await logged_in(seller, "bystander")
+
+
+async def test_a_seller_password_change_ends_the_users_sessions(seller: Seller) -> None:
+    target, bystander = await two_users(seller)
+    await seller.ok("resetpw", user="target", passwd="new")
+    await target.fails("check", 403, "session_not_found")
+    await target.fails("var", 403, "session_not_found", varid="anything")
+    await bystander.ok("check")
+    await logged_in_with(seller, "target", "new")
+
+
+async def logged_in_with(seller: Seller, username: str, password: str) -> None:
+    client = client_of(seller)
+    await client.init()
+    await client.ok("login", username=username, **{"pass": password})
+
+
+async def ended(seller: Seller, target: Client, bystander: Client, login_refusal: str) -> None:
+    """The target's session ended, the bystander's did not, and a new login is refused."""
+    await target.fails("check", 403, "session_not_found")
+    await bystander.ok("check")
+    again = client_of(seller)
+    await again.init()
+    await again.fails("login", 403, login_refusal, username="target", **{"pass": "pw"})
+
+
+async def test_clearing_the_password_ends_the_users_sessions(seller: Seller) -> None:
+    target, _ = await two_users(seller)
+    await seller.ok("changepw", user="target")
+    await target.fails("check", 403, "session_not_found")
+
+
+@pytest.mark.parametrize(
+    ("sub", "action", "params", "login_refusal"),
+    [
+        ("default", "delsub", {"user": "target", "sub": "default"}, "no_active_subscription"),
+        ("gold", "delappsub", {"name": "gold"}, "no_active_subscription"),
+        ("default", "pauseuser", {"username": "target"}, "subscription_paused"),
+        ("gold", "pausesub", {"subscription": "gold"}, "subscription_paused"),
+    ],
+)
+async def test_losing_or_pausing_a_subscription_ends_the_users_sessions(
+    seller: Seller, sub: str, action: str, params: dict[str, str], login_refusal: str
+) -> None:
+    """Removing the grant, deleting the subscription, pausing the user or the subscription."""
+    await seller.ok("addsub", name="gold", level="2")
+    target, bystander = await two_users(seller, sub)
+    await seller.ok(action, **params)
+    await ended(seller, target, bystander, login_refusal)
+
+
+async def test_an_application_pause_ends_every_session_and_refuses_their_calls(seller: Seller) -> None:
+    target, bystander = await two_users(seller)
+    await seller.ok("pauseapp")
+    await target.fails("check", 403, "session_not_found")
+    await bystander.fails("chatsend", 403, "session_not_found", message="hi", channel="general")
+    await client_of(seller).fails("init", 403, "app_paused")
+    await seller.ok("unpauseapp")
+    await logged_in(seller, "target")
+
+
+async def test_a_session_left_over_from_before_a_pause_is_refused_while_paused(
+    seller: Seller, services: Services
+) -> None:
+    """A session written after the pause's deletion (a login racing the pause) is still refused:
+    the pause flag comes with the session's own row on every call."""
+    target, _ = await two_users(seller)
+    await seller.ok("pauseapp")
+    survivor = client_of(seller)
+    survivor.sessionid = target.sessionid
+    await services.db.execute(
+        "INSERT INTO sessions (id, app_id, created_at, expires_at, validated) VALUES (?, ?, 0, ?, 1)",
+        target.sessionid,
+        seller.app_id,
+        2**40,
+    )
+    await survivor.fails("check", 403, "app_paused")
