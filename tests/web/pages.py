@@ -152,3 +152,12 @@ async def make_keys(
     return await licenses.generate(
         services.db, services.secrets, Scope(shop.app_id), spec, services.clock.now()
     )
+
+
+async def seller_op(services: Services, shop: Shop, operation: str, **params: str) -> dict[str, Any]:
+    """Run a seller operation as the shop's owner (to set up what a test starts from)."""
+    from licensegate.domain.permissions import identity_of_account
+    from licensegate.operations.seller import Caller, invoke
+
+    identity = await identity_of_account(services.db, shop.app_id, shop.owner.id)
+    return await invoke(services, Caller(identity, via="test"), operation, params)

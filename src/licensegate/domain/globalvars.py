@@ -53,6 +53,20 @@ async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
     ]
 
 
+async def list_with_flags(db: Executor, app_id: int) -> list[dict[str, Any]]:
+    """Every variable in creation order with its `authed` flag and times (the dashboard's list)."""
+    return [
+        {
+            "name": row["name"],
+            "value": str(row["value"]),
+            "authed": bool(row["authed"]),
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+        }
+        for row in await store.list_for_app(db, app_id)
+    ]
+
+
 async def delete(db: Executor, app_id: int, name: str) -> None:
     if await store.delete(db, app_id, name) == 0:
         raise _not_found(name)

@@ -82,3 +82,10 @@ async def unpause(db: Database, app_id: int, name: str, now: int) -> None:
 async def count_active(db: Executor, app_id: int, name: str, now: int) -> int:
     row = await get(db, app_id, name)
     return await store.count_active_grants(db, row["id"], now)
+
+
+async def list_with_users(db: Executor, app_id: int) -> list[dict[str, Any]]:
+    """Every subscription (as `list_all`) with `users`: how many users hold it, so a deletion
+    can say whom it affects."""
+    counts = await store.users_per_subscription(db, app_id)
+    return [{**row, "users": counts.get(int(row["id"]), 0)} for row in await list_all(db, app_id)]

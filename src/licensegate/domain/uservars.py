@@ -12,6 +12,7 @@ from typing import Any
 
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import Refusal
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import users as users_store
 from licensegate.store import uservars as store
 from licensegate.store.database import Database, Executor
@@ -141,3 +142,34 @@ async def set_own(db: Database, app_id: int, user_id: int, name: str, value: str
     if await users_store.find_by_id(db, app_id, user_id) is None:
         raise _user_gone()
     raise errorcodes.VARIABLE_READ_ONLY(name=name)
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    username: str | None,
+    name: str | None,
+    value_prefix: str | None,
+    request: PageRequest,
+) -> Page:
+    """A keyset page of the application's user variables, newest first by default, searched by
+    the user (a whole username), the variable's name and/or the start of its value; each filter
+    is answered through an index. An unknown user matches nothing."""
+    if request.sort != "created":
+        raise errorcodes.INVALID_VIEW("User variables are listed in the order they were created.")
+    user_id: int | None = None
+    if username:
+        row = await users_store.find(db, app_id, username)
+        if row is None:
+            return Page([], has_previous=False, has_next=False)
+        user_id = row["id"]
+    rows = await store.browse(
+        db, app_id, user_id=user_id, name=name or None, value_prefix=value_prefix or None, request=request
+    )
+    return finish(rows, request)
+
+
+async def count_named(db: Executor, app_id: int, name: str) -> int:
+    """How many users have a variable of this name (what deleting it for everyone removes)."""
+    return await store.count(db, app_id, user_id=None, name=name)

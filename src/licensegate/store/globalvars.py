@@ -43,7 +43,8 @@ async def update(db: Executor, app_id: int, name: str, *, value: str, authed: bo
 
 async def list_for_app(db: Executor, app_id: int) -> list[Row]:
     return await db.fetch_all(
-        "SELECT name, value, created_at FROM global_vars WHERE app_id = ? ORDER BY id", app_id
+        "SELECT name, value, authed, created_at, updated_at FROM global_vars WHERE app_id = ? ORDER BY id",
+        app_id,
     )
 
 

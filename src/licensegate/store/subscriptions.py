@@ -87,3 +87,13 @@ async def count_active_grants(db: Executor, sub_id: int, now: int) -> int:
         now,
     )
     return count
+
+
+async def users_per_subscription(db: Executor, app_id: int) -> dict[int, int]:
+    """How many users hold each subscription of the application (expired or not), by its id."""
+    rows = await db.fetch_all(
+        "SELECT us.subscription_id, COUNT(DISTINCT us.user_id) AS users FROM user_subscriptions us "
+        "JOIN subscriptions s ON s.id = us.subscription_id WHERE s.app_id = ? GROUP BY us.subscription_id",
+        app_id,
+    )
+    return {row["subscription_id"]: row["users"] for row in rows}

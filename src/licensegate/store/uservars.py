@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest
 
 # INSERT ... SELECT from `users`: one statement sets the variable for one user or for all of them,
 # and a user deleted meanwhile is simply not matched (no foreign-key error). The CASTs give
@@ -140,4 +141,56 @@ async def set_unless_read_only(
         now,
         user_id,
         app_id,
+    )
+
+
+def prefix_match(dialect: str, prefix: str) -> tuple[str, list[object]]:
+    """The condition (after `v.app_id = ?`) that `v.value` starts with `prefix`, answered by the
+    index on (app_id, value, id): on PostgreSQL a case-sensitive LIKE, which the index's
+    text_pattern_ops turn into a range whatever the database's collation; on SQLite a range over
+    its binary collation (SQLite's LIKE ignores case and would not use the index)."""
+    if dialect == "postgresql":
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return " AND v.value LIKE ? ESCAPE '\\'", [escaped + "%"]
+    stem = prefix.rstrip("\U0010ffff")
+    if not stem:
+        return " AND v.value >= ?", [prefix]
+    upper = stem[:-1] + chr(ord(stem[-1]) + 1)
+    return " AND v.value >= ? AND v.value < ? AND substr(v.value, 1, ?) = ?", [
+        prefix,
+        upper,
+        len(prefix),
+        prefix,
+    ]
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    user_id: int | None,
+    name: str | None,
+    value_prefix: str | None,
+    request: PageRequest,
+) -> list[Row]:
+    """One keyset page of the application's user variables, by id (`request.size + 1` rows, see
+    `paging.finish`), optionally of one user, one name and/or values starting with a prefix."""
+    where, args = _filters(user_id, name)
+    if value_prefix:
+        more, more_args = prefix_match(db.dialect, value_prefix)
+        where += more
+        args += more_args
+    # The keyset of `paging.keyset` on the variable's id alone (qualified: users has an id too).
+    position = request.position
+    descending = request.descending != (position is not None and position.before)
+    if position is not None:
+        where += f" AND v.id {'<' if descending else '>'} ?"
+        args.append(position.id)
+    return await db.fetch_all(
+        "SELECT v.id, v.name, v.value, v.read_only, v.updated_at, u.username FROM user_vars v "
+        f"JOIN users u ON u.id = v.user_id WHERE {where} ORDER BY v.id {'DESC' if descending else 'ASC'} "
+        "LIMIT ?",
+        app_id,
+        *args,
+        request.size + 1,
     )

@@ -1,0 +1,206 @@
+"""Subscriptions: the application's subscription definitions (name and level), how many users hold
+each, and creating, renaming, re-levelling, pausing and deleting them. Every change runs the
+seller operation of the same name (`addsub`, `editsub`, `pausesub`, `unpausesub`, `delappsub`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from licensegate.domain import errorcodes, subscriptions
+from licensegate.domain.errors import Refusal
+from licensegate.domain.permissions import Area
+from licensegate.web import seller
+from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.visit import Visit, page
+
+SLUG = "subscriptions"
+AREA: Area = "subscriptions"
+register(Section("Subscriptions", SLUG, AREA))
+
+# Where a refusal is shown: parameter names and error codes -> form fields.
+FIELDS = {
+    "name": "name",
+    "newName": "name",
+    "level": "level",
+    "subscription_exists": "name",
+}
+
+
+async def _open(visit: Visit) -> AppPage:
+    return await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
+
+
+async def _find(visit: Visit, app: AppPage) -> dict[str, Any]:
+    """The subscription of the URL (with its users), or the 404 page."""
+    sub_id = str(visit.request.path_params["sub_id"])
+    for row in await subscriptions.list_with_users(visit.services.db, app.id):
+        if row["id"] == sub_id:
+            return row
+    raise errorcodes.SUBSCRIPTION_NOT_FOUND("This subscription does not exist (it may have been deleted).")
+
+
+def _path(app: AppPage, row: dict[str, Any] | None = None, action: str = "") -> str:
+    base = app.path(SLUG)
+    if row is None:
+        return base
+    return f"{base}/{row['id']}{'/' + action if action else ''}"
+
+
+async def list_page(
+    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
+) -> Response:
+    app = app or await _open(visit)
+    rows = await subscriptions.list_with_users(visit.services.db, app.id)
+    return visit.render(
+        "subscriptions/list.html",
+        status=status,
+        title=f"Subscriptions · {app.app['name']}",
+        app=app.app,
+        nav=app.nav,
+        rows=rows,
+        path=app.path(SLUG),
+        errors=errors or {},
+        form={"name": visit.form.get("name"), "level": visit.form.get("level")},
+    )
+
+
+async def create(visit: Visit) -> Response:
+    app = await _open(visit)
+    name, level = visit.form.get("name"), visit.form.get("level")
+    try:
+        await seller.run(visit, app, "addsub", {"name": name, "level": level})
+    except Refusal as refusal:
+        return await list_page(
+            visit, app=app, errors=seller.field_error(refusal, FIELDS), status=seller.status_of(refusal)
+        )
+    visit.flash(f"The subscription {name.strip()} is created (level {level.strip()}).")
+    return visit.redirect(app.path(SLUG))
+
+
+async def detail(
+    visit: Visit,
+    *,
+    app: AppPage | None = None,
+    row: dict[str, Any] | None = None,
+    errors: dict[str, str] | None = None,
+    status: int = 200,
+) -> Response:
+    app = app or await _open(visit)
+    row = row or await _find(visit, app)
+    posted = visit.request.method == "POST"
+    return visit.render(
+        "subscriptions/edit.html",
+        status=status,
+        title=f"{row['name']} · Subscriptions · {app.app['name']}",
+        app=app.app,
+        nav=app.nav,
+        sub=row,
+        list_path=app.path(SLUG),
+        base=_path(app, row),
+        errors=errors or {},
+        form={
+            "name": visit.form.get("name") if posted else row["name"],
+            "level": visit.form.get("level") if posted else row["level"],
+        },
+    )
+
+
+async def edit(visit: Visit) -> Response:
+    app = await _open(visit)
+    row = await _find(visit, app)
+    name, level = visit.form.get("name").strip(), visit.form.get("level").strip()
+    params = {"sub": row["name"], "level": level or row["level"]}
+    if name != row["name"]:
+        params["newName"] = name
+    try:
+        if not name:
+            raise _missing("name")
+        if not level:
+            raise _missing("level")
+        await seller.run(visit, app, "editsub", params)
+    except Refusal as refusal:
+        return await detail(
+            visit,
+            app=app,
+            row=row,
+            errors=seller.field_error(refusal, FIELDS),
+            status=seller.status_of(refusal),
+        )
+    visit.flash(f"The subscription {name} is saved (level {level}).")
+    return visit.redirect(app.path(SLUG))
+
+
+def _missing(name: str) -> Refusal:
+    return errorcodes.MISSING_PARAMETER(name=name, param=name)
+
+
+async def _pause(visit: Visit, *, pause: bool) -> Response:
+    app = await _open(visit)
+    row = await _find(visit, app)
+    operation = "pausesub" if pause else "unpausesub"
+    try:
+        await seller.run(visit, app, operation, {"subscription": row["name"]})
+    except Refusal as refusal:
+        visit.flash(refusal.message, "error")
+        return visit.redirect(app.path(SLUG))
+    if pause:
+        visit.flash(f"{row['name']} is paused: its users' time is frozen until you unpause it.")
+    else:
+        visit.flash(f"{row['name']} is running again; its users got back the time the pause lasted.")
+    return visit.redirect(app.path(SLUG))
+
+
+async def pause(visit: Visit) -> Response:
+    return await _pause(visit, pause=True)
+
+
+async def unpause(visit: Visit) -> Response:
+    return await _pause(visit, pause=False)
+
+
+def users_text(users: int) -> str:
+    return f"{users:,} user{'' if users == 1 else 's'}"
+
+
+def affected(row: dict[str, Any]) -> str:
+    """What deleting the subscription does to its users, said before it happens."""
+    if row["users"] == 0:
+        return "No user holds it."
+    return f"{users_text(row['users'])} hold it and will lose it."
+
+
+async def delete(visit: Visit) -> Response:
+    app = await _open(visit)
+    row = await _find(visit, app)
+    if not confirmed(visit):
+        return confirm_page(
+            visit,
+            title=f"Delete the subscription {row['name']}?",
+            message=f"Deleting {row['name']} (level {row['level']}) cannot be undone. {affected(row)}",
+            button=f"Delete {row['name']}",
+            back=app.path(SLUG),
+        )
+    try:
+        await seller.run(visit, app, "delappsub", {"name": row["name"]})
+    except Refusal as refusal:
+        visit.flash(refusal.message, "error")
+        return visit.redirect(app.path(SLUG))
+    lost = f" {users_text(row['users'])} lost it." if row["users"] else ""
+    visit.flash(f"The subscription {row['name']} is deleted.{lost}")
+    return visit.redirect(app.path(SLUG))
+
+
+SUB = "/apps/{app_id:int}/subscriptions/{sub_id:int}"
+ROUTES = [
+    Route("/apps/{app_id:int}/subscriptions", page(list_page), methods=["GET"]),
+    Route("/apps/{app_id:int}/subscriptions", page(create), methods=["POST"]),
+    Route(SUB, page(detail), methods=["GET"]),
+    Route(SUB + "/edit", page(edit), methods=["POST"]),
+    Route(SUB + "/pause", page(pause), methods=["POST"]),
+    Route(SUB + "/unpause", page(unpause), methods=["POST"]),
+    Route(SUB + "/delete", page(delete), methods=["POST"]),
+]

@@ -1,0 +1,45 @@
+"""Changes made in the dashboard go through the seller operations (`operations.seller.invoke`),
+exactly as the seller API runs them: the same permission check, rate limit, validation, audit
+entry and seller log. The caller is the signed-in account acting on one application.
+
+A refusal raises the domain's `Refusal`; `field_error` names the form field it belongs to, so a
+page can show the message next to that field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from licensegate.domain import permissions
+from licensegate.domain.errors import Refusal
+from licensegate.operations.seller import Caller, invoke
+from licensegate.web.navigation import AppPage
+from licensegate.web.visit import Visit
+
+VIA = "dashboard"
+
+
+async def run(visit: Visit, app: AppPage, operation: str, params: Mapping[str, str]) -> dict[str, Any]:
+    """Run the seller operation `operation` on `app` as the signed-in account; a refusal raises
+    the domain's `Refusal` (the page decides where to show it)."""
+    identity = await permissions.identity_of_account(visit.services.db, app.id, visit.account.id)
+    caller = Caller(identity, ip=visit.ip, via=VIA)
+    return await invoke(visit.services, caller, operation, params)
+
+
+def field_error(refusal: Refusal, fields: Mapping[str, str], default: str = "") -> dict[str, str]:
+    """`{field: message}` for a refusal: the field is the parameter it names (`param`), else the
+    field its error code is about (`fields` maps parameter names and error codes to form field
+    names), else `default` ('' is the form as a whole)."""
+    param = refusal.extra.get("param")
+    field = (
+        fields[param] if isinstance(param, str) and param in fields else fields.get(refusal.error, default)
+    )
+    message = "Fill this in." if refusal.error == "missing_parameter" and field else refusal.message
+    return {field: message}
+
+
+def status_of(refusal: Refusal) -> int:
+    """The status a page re-shown with this refusal answers."""
+    return {"conflict": 409, "not_found": 404, "forbidden": 403, "rate_limited": 429}.get(refusal.kind, 400)
