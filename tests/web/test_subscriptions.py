@@ -47,12 +47,14 @@ async def test_create_lists_it_with_its_users_and_refuses_a_duplicate_next_to_th
     assert twice.status_code == 409
     assert re.search(r'id="f-name-error">[^<]*premium', twice.text)
     assert 'aria-invalid="true"' in twice.text
-    assert 'value="premium"' in twice.text and 'value="3"' in twice.text  # what was typed stays
+    assert 'value="premium"' in twice.text
+    assert 'value="3"' in twice.text
     missing = await dash.post(sub_path(shop), {"name": "gold", "level": ""})
     assert missing.status_code == 400
     assert '<p class="error" id="f-level-error">Fill this in.</p>' in missing.text
     too_long = await dash.post(sub_path(shop), {"name": "x" * 65, "level": "1"})
-    assert too_long.status_code == 400 and 'id="f-name-error"' in too_long.text
+    assert too_long.status_code == 400
+    assert 'id="f-name-error"' in too_long.text
     actions = [row["action"] for row in await services.db.fetch_all("SELECT action FROM audit_log")]
     assert "addsub" in actions
 
@@ -64,13 +66,16 @@ async def test_rename_relevel_pause_and_unpause(services: Services, dash: Dashbo
     sub_id = await sub_id_of(services, shop, "basic")
     await dash.sign_in("alice")
     detail = await dash.get(sub_path(shop, sub_id))
-    assert detail.status_code == 200 and "Subscription basic" in text_of(detail.text)
+    assert detail.status_code == 200
+    assert "Subscription basic" in text_of(detail.text)
     clash = await dash.post(sub_path(shop, sub_id, "edit"), {"name": "taken", "level": "1"})
-    assert clash.status_code == 409 and 'id="f-name-error"' in clash.text
+    assert clash.status_code == 409
+    assert 'id="f-name-error"' in clash.text
     saved = await dash.post(sub_path(shop, sub_id, "edit"), {"name": "standard", "level": "5"})
     assert "The subscription standard is saved (level 5)." in text_of(saved.text)
     rows = {row["name"]: row for row in await subscriptions.list_all(services.db, shop.app_id)}
-    assert rows["standard"]["level"] == "5" and "basic" not in rows
+    assert rows["standard"]["level"] == "5"
+    assert "basic" not in rows
 
     paused = await dash.post(sub_path(shop, sub_id, "pause"), {"confirmed": "1"})
     assert "standard is paused" in text_of(paused.text)

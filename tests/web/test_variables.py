@@ -46,13 +46,15 @@ async def test_search_by_user_name_and_value_prefix_paged_by_keyset(
     first = await dash.get(uv(shop), params={"size": "25"})
     assert first.status_code == 200
     shown = rows_on(first.text)
-    assert len(shown) == 25 and shown[0] == ("ben", "v01", "gold")  # newest first
+    assert len(shown) == 25
+    assert shown[0] == ("ben", "v01", "gold")
     seen = list(shown)
     page = first
     while (found := re.search(r'<a href="([^"]+)" rel="next">', page.text)) is not None:
         page = await dash.get(found.group(1).replace("&amp;", "&"))
         seen += rows_on(page.text)
-    assert len(seen) == 32 and len(set(seen)) == 32
+    assert len(seen) == 32
+    assert len(set(seen)) == 32
 
     by_user = rows_on((await dash.get(uv(shop), params={"user": "ben"})).text)
     assert sorted(by_user) == [("ben", "plan", "Gold_tier 100%"), ("ben", "v01", "gold")]
@@ -65,7 +67,8 @@ async def test_search_by_user_name_and_value_prefix_paged_by_keyset(
     assert rows_on((await dash.get(uv(shop), params={"value": "G%"})).text) == []
     assert len(rows_on((await dash.get(uv(shop), params={"value": "value 1"})).text)) == 10
     nobody = await dash.get(uv(shop), params={"user": "nobody"})
-    assert nobody.status_code == 200 and "Nothing matches these filters." in text_of(nobody.text)
+    assert nobody.status_code == 200
+    assert "Nothing matches these filters." in text_of(nobody.text)
     assert (await dash.get(uv(shop), params={"sort": "value"})).status_code == 400
 
 
@@ -79,7 +82,8 @@ async def test_set_for_one_or_every_user_read_only_and_errors_next_to_the_field(
     one = await dash.post(uv(shop), {"user": "ann", "var": "tier", "data": "gold", "read_only": "1"})
     assert "tier is set for ann." in text_of(one.text)
     found = await uservars.get(services.db, shop.app_id, "ann", "tier")
-    assert found.value == "gold" and found.read_only
+    assert found.value == "gold"
+    assert found.read_only
     everyone = await dash.post(uv(shop), {"everyone": "1", "var": "motd", "data": "hello"})
     assert "motd is set for every user (3 users)." in text_of(everyone.text)
     for name in ("ann", "ben", "cy"):
@@ -90,11 +94,14 @@ async def test_set_for_one_or_every_user_read_only_and_errors_next_to_the_field(
     assert re.search(r'id="f-user-error">[^<]*zed', unknown.text)
     assert 'value="zed"' in unknown.text
     no_user = await dash.post(uv(shop), {"user": "", "var": "tier", "data": "x"})
-    assert no_user.status_code == 400 and 'id="f-user-error">Fill this in.' in no_user.text
+    assert no_user.status_code == 400
+    assert 'id="f-user-error">Fill this in.' in no_user.text
     literal_all = await dash.post(uv(shop), {"user": "all", "var": "tier", "data": "x"})
-    assert literal_all.status_code == 400 and 'id="f-user-error"' in literal_all.text
+    assert literal_all.status_code == 400
+    assert 'id="f-user-error"' in literal_all.text
     too_long = await dash.post(uv(shop), {"user": "ann", "var": "tier", "data": "x" * 501})
-    assert too_long.status_code == 400 and 'id="f-data-error"' in too_long.text
+    assert too_long.status_code == 400
+    assert 'id="f-data-error"' in too_long.text
 
 
 async def test_delete_one_and_a_name_for_everyone_after_saying_how_many(
@@ -116,7 +123,8 @@ async def test_delete_one_and_a_name_for_everyone_after_saying_how_many(
     assert "motd is deleted from 2 users." in text_of(all_done.text)
     assert rows_on(all_done.text) == []
     empty = await dash.post(uv(shop, "delete-name"), {"name": ""})
-    assert empty.status_code == 400 and 'id="f-name-error"' in empty.text
+    assert empty.status_code == 400
+    assert 'id="f-name-error"' in empty.text
 
 
 async def test_global_variables_create_edit_flag_and_delete(services: Services, dash: Dashboard) -> None:
@@ -131,15 +139,18 @@ async def test_global_variables_create_edit_flag_and_delete(services: Services, 
     assert (await globalvars.get(services.db, shop.app_id, "status")).authed is False
     assert (await globalvars.get(services.db, shop.app_id, "download")).authed is True
     twice = await dash.post(gv(shop), {"name": "status", "data": "again"})
-    assert twice.status_code == 409 and 'id="f-name-error"' in twice.text
+    assert twice.status_code == 409
+    assert 'id="f-name-error"' in twice.text
     assert public.status_code == 200
 
     edited = await dash.post(gv(shop, "edit"), {"name": "download", "data": "https://example.test/v3"})
     assert "The global variable download is saved." in text_of(edited.text)
     found = await globalvars.get(services.db, shop.app_id, "download")
-    assert found.value == "https://example.test/v3" and found.authed is False
+    assert found.value == "https://example.test/v3"
+    assert found.authed is False
     bad = await dash.post(gv(shop, "edit"), {"name": "download", "data": ""})
-    assert bad.status_code == 400 and 'class="error" id="gv-1-error"' in bad.text
+    assert bad.status_code == 400
+    assert 'class="error" id="gv-1-error"' in bad.text
     ask = await dash.post(gv(shop, "delete"), {"name": "status"})
     assert "Delete the global variable status?" in text_of(ask.text)
     gone = await dash.post(gv(shop, "delete"), {"name": "status", "confirmed": "1"})

@@ -34,7 +34,7 @@ USER_SPEC = ListSpec(
     ),
     filters=(
         Filter("user", "User", "search", placeholder="A whole username", max_length=128),
-        Filter("name", "Variable name", max_length=64),
+        Filter("name", "Variable", placeholder="A whole name", max_length=64),
         Filter("value", "Value starts with", max_length=500),
     ),
     default_sort="created",
