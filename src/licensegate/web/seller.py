@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from starlette.responses import Response
+
 from licensegate.domain import permissions
 from licensegate.domain.errors import Refusal
 from licensegate.operations.seller import Caller, invoke
@@ -43,3 +45,17 @@ def field_error(refusal: Refusal, fields: Mapping[str, str], default: str = "") 
 def status_of(refusal: Refusal) -> int:
     """The status a page re-shown with this refusal answers."""
     return {"conflict": 409, "not_found": 404, "forbidden": 403, "rate_limited": 429}.get(refusal.kind, 400)
+
+
+async def act(
+    visit: Visit, app: AppPage, operation: str, params: Mapping[str, str], *, done: str, back: str
+) -> Response:
+    """A row action (a button, nothing typed): run it, say how it went in the next page's status
+    region, and go back to `back` (post/redirect/get)."""
+    try:
+        await run(visit, app, operation, params)
+    except Refusal as refusal:
+        visit.flash(refusal.message, "error")
+    else:
+        visit.flash(done)
+    return visit.redirect(back)

@@ -141,17 +141,14 @@ def _missing(name: str) -> Refusal:
 async def _pause(visit: Visit, *, pause: bool) -> Response:
     app = await _open(visit)
     row = await _find(visit, app)
-    operation = "pausesub" if pause else "unpausesub"
-    try:
-        await seller.run(visit, app, operation, {"subscription": row["name"]})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(SLUG))
     if pause:
-        visit.flash(f"{row['name']} is paused: its users' time is frozen until you unpause it.")
+        done = f"{row['name']} is paused: its users' time is frozen until you unpause it."
     else:
-        visit.flash(f"{row['name']} is running again; its users got back the time the pause lasted.")
-    return visit.redirect(app.path(SLUG))
+        done = f"{row['name']} is running again; its users got back the time the pause lasted."
+    operation = "pausesub" if pause else "unpausesub"
+    return await seller.act(
+        visit, app, operation, {"subscription": row["name"]}, done=done, back=app.path(SLUG)
+    )
 
 
 async def pause(visit: Visit) -> Response:
@@ -184,14 +181,9 @@ async def delete(visit: Visit) -> Response:
             button=f"Delete {row['name']}",
             back=app.path(SLUG),
         )
-    try:
-        await seller.run(visit, app, "delappsub", {"name": row["name"]})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(SLUG))
     lost = f" {users_text(row['users'])} lost it." if row["users"] else ""
-    visit.flash(f"The subscription {row['name']} is deleted.{lost}")
-    return visit.redirect(app.path(SLUG))
+    done = f"The subscription {row['name']} is deleted.{lost}"
+    return await seller.act(visit, app, "delappsub", {"name": row["name"]}, done=done, back=app.path(SLUG))
 
 
 SUB = "/apps/{app_id:int}/subscriptions/{sub_id:int}"

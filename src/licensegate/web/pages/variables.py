@@ -150,13 +150,10 @@ async def user_delete(visit: Visit) -> Response:
             button="Delete the variable",
             back=app.path(USER_SLUG),
         )
-    try:
-        await seller.run(visit, app, "deluservar", {"user": user, "var": name})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(USER_SLUG))
-    visit.flash(f"The variable {name} of {user} is deleted.")
-    return visit.redirect(app.path(USER_SLUG))
+    done = f"The variable {name} of {user} is deleted."
+    return await seller.act(
+        visit, app, "deluservar", {"user": user, "var": name}, done=done, back=app.path(USER_SLUG)
+    )
 
 
 async def user_delete_name(visit: Visit) -> Response:
@@ -278,13 +275,8 @@ async def global_delete(visit: Visit) -> Response:
             button="Delete the variable",
             back=app.path(GLOBAL_SLUG),
         )
-    try:
-        await seller.run(visit, app, "delvar", {"name": name})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(GLOBAL_SLUG))
-    visit.flash(f"The global variable {name} is deleted.")
-    return visit.redirect(app.path(GLOBAL_SLUG))
+    done = f"The global variable {name} is deleted."
+    return await seller.act(visit, app, "delvar", {"name": name}, done=done, back=app.path(GLOBAL_SLUG))
 
 
 USERS = "/apps/{app_id:int}/" + USER_SLUG
