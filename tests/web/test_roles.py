@@ -1,0 +1,218 @@
+"""Who reaches what, over every dashboard route (table-driven: a page added later is covered by
+the same rules as soon as its routes are mounted).
+
+- A manager reaches an application section only with its permission area; the navigation lists
+  exactly the sections it may use; any other URL of the application, GET or POST, answers the 403
+  page and changes nothing.
+- A reseller is a team account with the licenses and users areas only.
+- An owner reaches nothing of another owner's application: every route answers 403 (the same as
+  for an application that does not exist) without a word of the other application's data, and no
+  POST changes anything.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from starlette.routing import Route
+
+from licensegate.domain import permissions, subscriptions
+from licensegate.services import Services
+from licensegate.web.dashboard import dashboard_app
+from licensegate.web.navigation import SECTIONS, SectionArea
+from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, seller_op, text_of
+
+pytestmark = pytest.mark.anyio
+
+APP = "{app_id:int}"
+SECRET_NAME = "Zanzibar Secret Shop"
+# Routes of an application that are not under a section's slug: what they need.
+ACTIONS: dict[str, SectionArea] = {"rename": "owner", "delete": "owner", "pause": "owner", "unpause": "owner"}
+# A POST that passed the permission check would act on these (so a leak would show).
+BAIT = {
+    "name": "default",
+    "newName": "renamed",
+    "typed": SECRET_NAME,
+    "confirmed": "1",
+    "level": "9",
+    "user": "victim",
+    "var": "motd",
+    "data": "changed",
+    "everyone": "1",
+    "scope": "all",
+    "action": "delete",
+    "amount": "5",
+    "expiry": "30",
+    "duration": "30",
+    "reason": "denied",
+}
+TABLES = ("apps", "license_keys", "users", "subscriptions", "user_subscriptions", "user_vars", "global_vars")
+
+
+@dataclass(frozen=True)
+class AppRoute:
+    path: str  # e.g. /apps/{app_id:int}/subscriptions/{sub_id:int}/edit
+    method: str
+
+    @property
+    def slug(self) -> str:
+        rest = self.path.split(APP, 1)[1].strip("/")
+        return rest.split("/", 1)[0]
+
+    def area(self) -> SectionArea | None:
+        """What the route needs: its section's area, or (for an application-level action) what
+        ACTIONS says; None when nothing says (only the other-owner rule is checked)."""
+        for section in SECTIONS:
+            if section.slug == self.slug:
+                return section.area
+        return ACTIONS.get(self.slug)
+
+
+def app_routes() -> list[AppRoute]:
+    found: list[AppRoute] = []
+    router: Any = dashboard_app().app  # type: ignore[attr-defined]
+    for route in router.routes:
+        if isinstance(route, Route) and APP in route.path:
+            found += [
+                AppRoute(route.path, method) for method in sorted(route.methods or ()) if method != "HEAD"
+            ]
+    return found
+
+
+def fill(path: str, values: dict[str, str]) -> str:
+    def one(match: re.Match[str]) -> str:
+        name, _, kind = match.group(1).partition(":")
+        return values.get(name, "1" if kind == "int" else "x")
+
+    return "/dashboard" + re.sub(r"\{([^}]+)\}", one, path)
+
+
+async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
+    shop = await make_shop(services, "alice", SECRET_NAME)
+    await seller_op(services, shop, "adduser", user="victim", expiry="30")
+    await seller_op(services, shop, "setvar", user="victim", var="motd", data="hello")
+    await seller_op(services, shop, "addvar", name="motd", data="hello")
+    await make_keys(services, shop, 3)
+    subs = await subscriptions.list_all(services.db, shop.app_id)
+    return shop, {"app_id": str(shop.app_id), "sub_id": str(subs[0]["id"])}
+
+
+async def snapshot(services: Services) -> list[Any]:
+    state: list[Any] = [await services.db.fetch_value(f"SELECT COUNT(*) FROM {t}") for t in TABLES]
+    state += [
+        tuple(row.values())
+        for row in await services.db.fetch_all("SELECT name, paused_at FROM apps ORDER BY id")
+    ]
+    state += [
+        tuple(row.values())
+        for row in await services.db.fetch_all("SELECT name, level, paused_at FROM subscriptions ORDER BY id")
+    ]
+    state += [
+        tuple(row.values()) for row in await services.db.fetch_all("SELECT value FROM user_vars ORDER BY id")
+    ]
+    return state
+
+
+def allowed(granted: frozenset[str], area: SectionArea) -> bool:
+    return area == "" or (area != "owner" and area in granted)
+
+
+async def refused_everywhere_but(
+    services: Services, dash: Dashboard, granted: frozenset[str], values: dict[str, str]
+) -> list[str]:
+    """Every application route for a team account holding `granted`: the 403 page where the
+    area is not granted (GET and POST, nothing changed); not 403 where it is (GET only: a POST
+    that is allowed would act)."""
+    wrong: list[str] = []
+    before = await snapshot(services)
+    for route in app_routes():
+        area = route.area()
+        if area is None:
+            continue
+        url = fill(route.path, values)
+        if allowed(granted, area):
+            if route.method == "GET":
+                answer = await dash.http.get(url)
+                if answer.status_code == 403:
+                    wrong.append(f"GET {route.path}: 403 although {area!r} is granted")
+            continue
+        if route.method == "GET":
+            answer = await dash.http.get(url)
+        else:
+            answer = await dash.post(url, dict(BAIT), follow=False)
+        if answer.status_code != 403 or "Not allowed" not in answer.text:
+            wrong.append(f"{route.method} {route.path}: {answer.status_code}, not the 403 page ({area!r})")
+    if await snapshot(services) != before:
+        wrong.append("a refused request changed the database")
+    return wrong
+
+
+def nav_links(page_html: str, app_id: int) -> set[str]:
+    nav = page_html.split('<nav class="side"', 1)[1].split("</nav>", 1)[0]
+    return set(re.findall(rf'href="/dashboard/apps/{app_id}/([^"]*)"', nav))
+
+
+@pytest.mark.parametrize(
+    ("role", "granted"),
+    [
+        ("manager", "licenses"),
+        ("manager", "users"),
+        ("manager", "subscriptions,variables"),
+        ("manager", "all"),
+        ("reseller", ""),
+    ],
+)
+async def test_team_accounts_reach_only_their_areas(services: Services, role: str, granted: str) -> None:
+    shop, values = await populate(services)
+    await make_member(services, shop, role, "member", permissions=granted or None)
+    if role == "reseller":
+        areas = frozenset(permissions.names(permissions.RESELLER_AREAS))
+    else:
+        areas = frozenset(permissions.names(permissions.team_areas("manager", permissions.parse(granted))))
+    async with browser(services) as dash:
+        await dash.sign_in("member")
+        home = await dash.get(f"/dashboard/apps/{shop.app_id}/")
+        assert home.status_code == 200
+        expected = {s.slug for s in SECTIONS if allowed(areas, s.area)}
+        assert nav_links(home.text, shop.app_id) == expected
+        assert await refused_everywhere_but(services, dash, areas, values) == []
+        created = await dash.post("/dashboard/apps", {"name": "Mine now"}, follow=False)
+        assert created.status_code == 403
+
+
+async def test_an_owner_reaches_nothing_of_another_owners_application(services: Services) -> None:
+    _shop, values = await populate(services)
+    await make_shop(services, "bob", "Bob Shop")
+    routes = app_routes()
+    assert len(routes) >= 10, "the dashboard's routes were not found"
+    before = await snapshot(services)
+    async with browser(services) as dash:
+        await dash.sign_in("bob")
+        await dash.get("/dashboard/account")
+        for app_id in (values["app_id"], "999999"):
+            for route in routes:
+                url = fill(route.path, {**values, "app_id": app_id})
+                if route.method == "GET":
+                    answer = await dash.http.get(url)
+                else:
+                    answer = await dash.post(url, dict(BAIT), follow=False)
+                assert answer.status_code in (403, 404), f"{route.method} {route.path}: {answer.status_code}"
+                shown = text_of(answer.text)
+                for secret in (SECRET_NAME, "victim", "hello"):
+                    assert secret not in shown, f"{route.method} {route.path} shows {secret!r}"
+    assert await snapshot(services) == before
+
+
+async def test_the_owner_reaches_every_page_of_its_application(services: Services) -> None:
+    _shop, values = await populate(services)
+    async with browser(services) as dash:
+        await dash.sign_in("alice")
+        home = await dash.get(f"/dashboard/apps/{values['app_id']}/")
+        assert nav_links(home.text, int(values["app_id"])) == {s.slug for s in SECTIONS}
+        for route in app_routes():
+            if route.method == "GET":
+                answer = await dash.http.get(fill(route.path, values))
+                assert answer.status_code not in (403, 500), f"GET {route.path}: {answer.status_code}"
