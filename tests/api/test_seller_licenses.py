@@ -343,6 +343,18 @@ async def test_setnote_replaces_the_note(seller: Seller) -> None:
     await seller.fails("setnote", 400, "parameter_too_long", key=key, note="x" * 257)
 
 
+async def test_setduration_changes_an_unused_keys_duration_only(seller: Seller, services: Services) -> None:
+    key = await new_key(seller, expiry=3)
+    body = await seller.ok("setduration", key=key, expiry=0.5)
+    assert (body["message"], body["duration"]) == ("Successfully set license duration!", DAY // 2)
+    assert (await seller.ok("info", key=key))["duration"] == DAY // 2
+    await seller.fails("setduration", 404, "key_not_found", key="missing", expiry=1)
+    await seller.fails("setduration", 400, "number_out_of_range", key=key, expiry=0)
+    await seller.fails("setduration", 400, "missing_parameter", key=key)
+    await redeem(services, seller.app_id, key, "ulla")
+    await seller.fails("setduration", 409, "key_used_duration", key=key, expiry=9)
+
+
 # --- del / delmultiple ------------------------------------------------------------------------
 
 

@@ -141,6 +141,13 @@ async def test_reseller_add_refuses_durations_its_balance_does_not_sell(
     assert await key_count(services, seller) == 0
 
 
+async def test_reseller_cannot_set_a_keys_duration(team: tuple[Seller, Seller]) -> None:
+    res, _ = team
+    key = (await res.ok("add", expiry=1, level="1"))["key"]
+    await res.fails("setduration", 403, "duration_paid", key=key, expiry=365)
+    assert (await res.ok("info", key=key))["duration"] == 86400
+
+
 async def test_reseller_add_refuses_levels_it_may_not_sell(
     seller: Seller, services: Services, team: tuple[Seller, Seller]
 ) -> None:

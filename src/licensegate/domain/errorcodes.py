@@ -701,6 +701,19 @@ KEY_ALREADY_USED = E(
     "The license key '{key}' has already been used; its grants were made with its old level.",
     "The level of a key that was already redeemed cannot change.",
 )
+KEY_USED_DURATION = E(
+    "key_used_duration",
+    "conflict",
+    "The license key '{key}' has already been used; add time to it instead of changing its duration.",
+    "The duration of a key that was already redeemed cannot be set (its grants run already).",
+)
+DURATION_PAID = E(
+    "duration_paid",
+    "forbidden",
+    "A reseller cannot change a key's duration: its balance paid for the duration the key was made "
+    "with. Add time to it instead.",
+    "A reseller asked to set a key's duration.",
+)
 KEY_NOT_BANNED = E(
     "key_not_banned",
     "conflict",

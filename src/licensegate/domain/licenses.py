@@ -352,6 +352,25 @@ async def set_note(db: Executor, scope: Scope, key: str, note: str) -> None:
         raise errorcodes.KEY_NOT_FOUND(key=key)
 
 
+async def set_duration(db: Database, scope: Scope, key: str, days: float) -> int:
+    """Give an unused key another duration (seconds returned). A used key's grants already run
+    (add time instead); a reseller cannot, as its balance paid for the duration the key has."""
+    seconds = duration_seconds(days, "expiry")
+    if scope.reseller is not None:
+        raise errorcodes.DURATION_PAID()
+    async with db.transaction() as tx:
+        row = await get(tx, scope, key)
+        if not await store.set_duration_if_unused(tx, row["id"], seconds):
+            raise errorcodes.KEY_USED_DURATION(key=key)
+    return seconds
+
+
+async def existing(db: Executor, app_id: int, keys: list[str]) -> set[str]:
+    """Which of these keys the application already has, whoever generated them (a new key must
+    differ from every one of them)."""
+    return await store.existing_keys(db, app_id, keys)
+
+
 async def change_level(
     db: Database,
     scope: Scope,

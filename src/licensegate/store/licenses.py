@@ -26,6 +26,7 @@ FILTERS: dict[str, str] = {
     "used": " AND status = 'used' AND banned_reason IS NULL",
     "banned": " AND banned_reason IS NOT NULL",
     "redeemed": " AND status = 'used'",
+    "unbanned": " AND banned_reason IS NULL",
 }
 
 
@@ -196,6 +197,22 @@ async def set_note(db: Executor, app_id: int, key: str, note: str, *, reseller_i
     )
 
 
+async def set_duration_if_unused(db: Executor, key_id: int, seconds: int) -> int:
+    return await db.execute(
+        "UPDATE license_keys SET duration = ? WHERE id = ? AND status = 'unused'", seconds, key_id
+    )
+
+
+async def existing_keys(db: Executor, app_id: int, keys: Sequence[str]) -> set[str]:
+    """Which of these keys the application already has (whoever generated them)."""
+    if not keys:
+        return set()
+    rows = await db.fetch_all(
+        f"SELECT key FROM license_keys WHERE app_id = ? AND key IN ({_marks(len(keys))})", app_id, *keys
+    )
+    return {row["key"] for row in rows}
+
+
 async def set_level_if_unused(db: Executor, key_id: int, level: str) -> int:
     return await db.execute(
         "UPDATE license_keys SET level = ? WHERE id = ? AND status = 'unused'", level, key_id
@@ -260,6 +277,7 @@ class KeyQuery:
     expires_from: int | None = None
     expires_to: int | None = None
     reseller_id: int | None = None
+    ids: tuple[int, ...] | None = None  # only these keys (the rows checked in a list)
 
 
 def _like(text: str) -> str:
@@ -312,6 +330,8 @@ def _where(db: Executor, app_id: int, query: KeyQuery) -> tuple[str, list[Any]]:
         )
     if query.reseller_id is not None:
         add(" AND generated_by_account_id = ?", query.reseller_id)
+    if query.ids is not None:
+        add(f" AND id IN ({_marks(len(query.ids))})" if query.ids else " AND 1 = 0", *query.ids)
     return "".join(parts), args
 
 

@@ -22,12 +22,34 @@ from licensegate.web.visit import Visit
 VIA = "dashboard"
 
 
+async def caller(visit: Visit, app: AppPage) -> Caller:
+    """The signed-in account as a seller caller of `app` (opened with `open_app` first)."""
+    identity = await permissions.identity_of_account(visit.services.db, app.id, visit.account.id)
+    return Caller(identity, ip=visit.ip, via=VIA)
+
+
 async def run(visit: Visit, app: AppPage, operation: str, params: Mapping[str, str]) -> dict[str, Any]:
     """Run the seller operation `operation` on `app` as the signed-in account; a refusal raises
     the domain's `Refusal` (the page decides where to show it)."""
-    identity = await permissions.identity_of_account(visit.services.db, app.id, visit.account.id)
-    caller = Caller(identity, ip=visit.ip, via=VIA)
-    return await invoke(visit.services, caller, operation, params)
+    return await invoke(visit.services, await caller(visit, app), operation, params)
+
+
+class Steps:
+    """Several seller operations of one request (a bulk action's keys, an edit's changes): the
+    first counts against the seller rate limit, the rest are steps of the same request."""
+
+    def __init__(self, visit: Visit, who: Caller) -> None:
+        self.visit = visit
+        self.caller = who
+        self._counted = False
+
+    @classmethod
+    async def of(cls, visit: Visit, app: AppPage) -> Steps:
+        return cls(visit, await caller(visit, app))
+
+    async def run(self, operation: str, params: Mapping[str, str]) -> dict[str, Any]:
+        counted, self._counted = not self._counted, True
+        return await invoke(self.visit.services, self.caller, operation, params, counted=counted)
 
 
 def field_error(refusal: Refusal, fields: Mapping[str, str], default: str = "") -> dict[str, str]:

@@ -27,6 +27,7 @@ async def invoke(
     params: Mapping[str, str],
     *,
     uploads: Mapping[str, Upload] | None = None,
+    counted: bool = True,
 ) -> dict[str, Any]:
     """Run the seller operation `op` (or the one of that `type`) for `caller` with the text
     parameters `params` (as a form or query string would carry them; names an operation does
@@ -35,12 +36,15 @@ async def invoke(
     Returns the handler's body: `message` and the operation's fields (no `success`). A refusal
     raises the domain's `Refusal`; `status_of(op, refusal)` is the status the seller API answers
     for it. What a reseller may see is not checked here: handlers hand `call.scope` to the
-    domain, which shows a reseller only what it owns."""
+    domain, which shows a reseller only what it owns.
+
+    `counted` False: the call is one step of a request already counted against the seller rate
+    limit (a dashboard bulk action runs one operation per key after counting the request once)."""
     if isinstance(op, str):
         op = registry.lookup({"type": op})
     status = 200
     try:
-        return await _run(services, caller, op, params, uploads or {})
+        return await _run(services, caller, op, params, uploads or {}, counted)
     except Refusal as refusal:
         status = status_of(op, refusal)
         raise
@@ -58,15 +62,17 @@ async def _run(
     op: Operation[SellerCall],
     params: Mapping[str, str],
     uploads: Mapping[str, Upload],
+    counted: bool,
 ) -> dict[str, Any]:
     identity = caller.identity
     permissions.require(identity, op.area, op.type)
     settings = services.settings
-    retry_after = await services.limiter.hit(
-        f"seller:{identity.app_id}", settings.seller_rate_limit, settings.seller_rate_window
-    )
-    if retry_after:
-        raise RateLimited(retry_after, "Too many seller API requests for this application; slow down.")
+    if counted:
+        retry_after = await services.limiter.hit(
+            f"seller:{identity.app_id}", settings.seller_rate_limit, settings.seller_rate_window
+        )
+        if retry_after:
+            raise RateLimited(retry_after, "Too many seller API requests for this application; slow down.")
     call = SellerCall(services=services, caller=caller, args=op.parse_args(params), uploads=uploads)
     body = await op.handler(call)
     if op.mutates:

@@ -390,6 +390,35 @@ async def set_note(call: SellerCall) -> dict[str, Any]:
 
 
 @registry.operation(
+    "setduration",
+    group=GROUP,
+    summary="Set License Duration",
+    area=AREA,
+    mutates=True,
+    params=[
+        KEY,
+        Param(
+            "expiry",
+            "float",
+            required=True,
+            maximum=licenses.MAX_DAYS,
+            max_length=24,
+            doc="the new duration in days (fractions allowed)",
+        ),
+    ],
+    returns={"message": "`Successfully set license duration!`", "duration": "the key's duration in seconds"},
+)
+async def set_duration(call: SellerCall) -> dict[str, Any]:
+    """Give an unused key another duration (a used key's grants already run: 409
+    `key_used_duration`, add time instead). A reseller cannot (403 `duration_paid`): its balance
+    paid for the duration the key was made with."""
+    key = call.args.text("key")
+    seconds = await licenses.set_duration(call.db, call.scope, key, call.args.number("expiry"))
+    call.record(f"key {key}", after={"duration": seconds})
+    return {"message": "Successfully set license duration!", "duration": seconds}
+
+
+@registry.operation(
     "changekeysub",
     group=GROUP,
     summary="Change License Subscription",

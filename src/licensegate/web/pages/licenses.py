@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -53,6 +54,30 @@ SPEC = ListSpec(
     default_sort="created",
     empty_text="No license keys yet. Create some above.",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class BulkAction:
+    label: str  # as the action menu shows it
+    verb: str  # "ban 1,234 keys"
+    nothing: str  # why nothing would change
+    # The status the keys it changes have, for each status the filter asks for (absent: none).
+    statuses: dict[str, str]
+
+
+ANY = {"all": "all", "unused": "unused", "used": "used", "banned": "banned"}
+BULK_ACTIONS: dict[str, BulkAction] = {
+    "ban": BulkAction(
+        "Ban", "ban", "they are banned already", {"all": "unbanned", "unused": "unused", "used": "used"}
+    ),
+    "unban": BulkAction("Unban", "unban", "none of them is banned", {"all": "banned", "banned": "banned"}),
+    "addtime": BulkAction("Add time", "add time to", "no key matches", ANY),
+    "note": BulkAction("Set the note", "set the note of", "no key matches", ANY),
+    "delete": BulkAction("Delete", "delete", "no key matches", ANY),
+}
+BULK_MENU = tuple((name, action.label) for name, action in BULK_ACTIONS.items())
+
+TYPED_ABOVE = 100  # a bulk action changing more keys than this asks to type how many
 EXPORT_BATCH = 1000
 EXPORT_FIELDS = (
     "key",
@@ -76,9 +101,13 @@ def reseller_of(visit: Visit) -> Reseller | None:
     return Reseller(account.id, account.username, account.key_levels)
 
 
-async def _options(visit: Visit, app: AppPage) -> dict[str, tuple[tuple[str, str], ...]]:
-    db = visit.services.db
-    levels = sorted({sub["level"] for sub in await subscriptions.list_all(db, app.id)})
+async def levels_of(visit: Visit, app: AppPage) -> list[str]:
+    """The levels a key can have: those of the application's subscriptions."""
+    return sorted({sub["level"] for sub in await subscriptions.list_all(visit.services.db, app.id)})
+
+
+async def options(visit: Visit, app: AppPage) -> dict[str, tuple[tuple[str, str], ...]]:
+    levels = await levels_of(visit, app)
     return {"level": (("", "Any level"), *((level, level) for level in levels))}
 
 
@@ -105,7 +134,7 @@ def _status(row: dict[str, Any]) -> str:
 
 async def _open(visit: Visit) -> tuple[AppPage, View]:
     app = await open_app(visit, int(visit.request.path_params["app_id"]), "licenses")
-    view = SPEC.read(visit.request.query_params, await _options(visit, app))
+    view = SPEC.read(visit.request.query_params, await options(visit, app))
     return app, view
 
 
@@ -119,6 +148,7 @@ async def list_page(visit: Visit) -> Response:
         row["label"] = row["key"]
     total = await licenses.count_matching(db, scope, query)
     listing = view.listing(app.path(SLUG), found, total, cap=licenses.COUNT_CAP)
+    url = visit.request.url
     return visit.render(
         "licenses/list.html",
         title=f"Licenses · {app.app['name']}",
@@ -127,6 +157,10 @@ async def list_page(visit: Visit) -> Response:
         listing=listing,
         levels=view.options["level"][1:],
         reseller=reseller,
+        back=url.path + (f"?{url.query}" if url.query else ""),
+        actions_url=app.path(SLUG),
+        bulk_actions=BULK_MENU,
+        typed_above=TYPED_ABOVE,
     )
 
 

@@ -44,7 +44,12 @@
         flag.value = "1";
         form.appendChild(flag);
         form.dataset.confirmed = "1";
-        form.submit();
+        // requestSubmit: an htmx form is sent by htmx (a plain one as usual); submit() would skip it.
+        if (typeof form.requestSubmit === "function") {
+          form.requestSubmit();
+        } else {
+          form.submit();
+        }
       } else if (opener && opener.focus) {
         opener.focus();
       }
@@ -53,11 +58,37 @@
 
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    if (form.matches("form[data-confirm]") && form.dataset.confirmed !== "1") {
+    if (!form.matches("form[data-confirm]")) {
+      return;
+    }
+    if (form.dataset.confirmed !== "1") {
       event.preventDefault();
       confirmForm(form);
+      return;
     }
+    // This submission is the confirmed one; the form asks again next time (htmx may keep it).
+    delete form.dataset.confirmed;
+    setTimeout(function () {
+      form.querySelectorAll('input[name="confirmed"]').forEach(function (flag) { flag.remove(); });
+    }, 0);
   }, true);
+
+  // A form marked data-error-page whose htmx post is refused (a 4xx page without the part it
+  // swaps: a 403, an expired form) shows that page's main content, as a plain post would.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail;
+    var status = detail.xhr ? detail.xhr.status : 0;
+    var main = document.getElementById("main");
+    var elt = detail.requestConfig ? detail.requestConfig.elt : null;
+    if (elt && elt.closest && elt.closest("[data-error-page]") && status >= 400 && status < 500 &&
+        main && /<main id="main"/.test(detail.serverResponse || "")) {
+      detail.shouldSwap = true;
+      detail.isError = false;
+      detail.target = main;
+      detail.selectOverride = "#main";
+      detail.swapOverride = "outerHTML";
+    }
+  });
 
   // Copy buttons (shown only where the clipboard can be used).
   // htmx announces every piece it loads, the initial page included: wire each element once.
