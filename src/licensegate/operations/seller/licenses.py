@@ -7,6 +7,7 @@ for them, and for time it adds, from its balance."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from licensegate.domain import apps, keygen, licenses, logins, users
@@ -39,6 +40,7 @@ KEY_ENTRY = (
     "[{id, key, note, expires (duration in seconds), status (Not Used | Used | Banned), level, "
     "genby, gendate, usedon, usedby, banned (reason or null)}], oldest first"
 )
+EXPIRY = Param("expiry", "float", required=True, maximum=licenses.MAX_DAYS, max_length=24)
 EXPORT_RETURNS = {"keys": KEY_ENTRY, "count": "how many keys match in total (all pages)"}
 
 
@@ -54,13 +56,8 @@ def _keys_text(body: dict[str, Any]) -> str:
     area=AREA,
     mutates=True,
     params=[
-        Param(
-            "expiry",
-            "float",
-            required=True,
-            maximum=licenses.MAX_DAYS,
-            max_length=24,
-            doc="duration in days (fractions allowed); the clock starts when the key is redeemed",
+        replace(
+            EXPIRY, doc="duration in days (fractions allowed); the clock starts when the key is redeemed"
         ),
         Param(
             "mask",
@@ -397,14 +394,7 @@ async def set_note(call: SellerCall) -> dict[str, Any]:
     mutates=True,
     params=[
         KEY,
-        Param(
-            "expiry",
-            "float",
-            required=True,
-            maximum=licenses.MAX_DAYS,
-            max_length=24,
-            doc="the new duration in days (fractions allowed)",
-        ),
+        replace(EXPIRY, doc="the new duration in days (fractions allowed)"),
     ],
     returns={"message": "`Successfully set license duration!`", "duration": "the key's duration in seconds"},
 )
