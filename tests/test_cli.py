@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import sqlite3
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from licensegate.store import migrate
-from tests.live import LICENSEGATE, server_env
+from tests.live import LICENSEGATE, server_env, start_server
 
 
 def run(args: list[str], database_url: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -82,7 +83,9 @@ def test_seller_parameters_are_name_value_pairs(tmp_path: Path) -> None:
 
 
 def test_create_app_refuses_empty_names(tmp_path: Path) -> None:
-    done = run(["create-app", "--owner", " ", "--name", "x"], f"sqlite:///{tmp_path / 'a.db'}", tmp_path)
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    migrate.upgrade(url)
+    done = run(["create-app", "--owner", " ", "--name", "x"], url, tmp_path)
     assert_one_line_error(done, "owner name must not be empty")
 
 
@@ -137,3 +140,127 @@ def test_serve_refuses_a_schema_that_is_behind(tmp_path: Path) -> None:
         conn.execute("UPDATE alembic_version SET version_num = '0000'")
     with pytest.raises(Exception, match="run `licensegate migrate` first"):
         migrate.ensure_schema(url)
+
+
+def test_version() -> None:
+    done = subprocess.run([*LICENSEGATE, "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"licensegate {importlib.metadata.version('licensegate')}"
+
+
+def _default_env(**extra: str) -> dict[str, str]:
+    """The environment of an operator who set no location: the default ./data applies."""
+    env = {
+        k: v
+        for k, v in server_env("", Path()).items()
+        if k not in ("LICENSEGATE_DATABASE_URL", "LICENSEGATE_DATA_DIR")
+    }
+    return env | extra
+
+
+def test_commands_say_where_the_data_is(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    elsewhere = tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    expected = f"database {(home / 'data' / 'licensegate.db').resolve()} (SQLite), files in "
+    expected += str((home / "data" / "files").resolve())
+
+    done = subprocess.run(
+        [*LICENSEGATE, "migrate"], cwd=home, env=_default_env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stderr
+
+    done = subprocess.run(
+        [*LICENSEGATE, "create-app", "--owner", "o", "--name", "a"],
+        cwd=home,
+        env=_default_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stderr
+    assert json.loads(done.stdout)["name"] == "a"  # stdout stays one JSON object
+    assert done.stdout.count("\n") == 1
+
+    # From another folder the default names another place, which does not exist: refused, not made.
+    done = subprocess.run(
+        [*LICENSEGATE, "create-app", "--owner", "o", "--name", "b"],
+        cwd=elsewhere,
+        env=_default_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert_one_line_error(done, f"no database at {(elsewhere / 'data' / 'licensegate.db').resolve()}")
+    assert list(elsewhere.iterdir()) == []  # neither a database nor a key file nor a folder
+
+    # With LICENSEGATE_DATA_DIR the same database is found from anywhere.
+    done = subprocess.run(
+        [*LICENSEGATE, "create-app", "--owner", "o", "--name", "b"],
+        cwd=elsewhere,
+        env=_default_env(LICENSEGATE_DATA_DIR=str(home / "data")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stderr
+
+
+def test_serve_says_where_the_data_is(db_url: str, tmp_path: Path) -> None:
+    server = start_server(db_url, tmp_path, 1)
+    try:
+        server.stop()
+        printed = server.log.read_text()
+    finally:
+        server.stop()
+    assert f"database {migrate.location(db_url)}, files in {(tmp_path / 'files').resolve()}" in printed
+    assert ":***@" in migrate.location("postgresql://u:secret@h:5432/d")
+    assert "secret" not in migrate.location("postgresql://u:secret@h:5432/d")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["create-app", "--owner", "o", "--name", "a"],
+        ["public-key"],
+        ["reseal"],
+        ["rotate-key"],
+        ["seller", "add", "expiry=1", "--ownerid", "x", "--name", "y"],
+        ["set-password", "--username", "u", "--password-stdin"],
+        ["create-account", "--username", "u", "--password-stdin"],
+    ],
+)
+def test_commands_other_than_serve_and_migrate_never_create_a_database(
+    tmp_path: Path, command: list[str]
+) -> None:
+    data = tmp_path / "data"
+    missing = data / "missing.db"
+    done = subprocess.run(
+        [*LICENSEGATE, *command],
+        input="a password\n",
+        env=server_env(f"sqlite:///{missing}", data),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert_one_line_error(done, f"no database at {missing.resolve()}")
+    assert not data.exists()
+
+    # An empty file (or an empty PostgreSQL database) has no tables: also refused, not migrated.
+    data.mkdir()
+    missing.touch()
+    done = subprocess.run(
+        [*LICENSEGATE, *command],
+        input="a password\n",
+        env=server_env(f"sqlite:///{missing}", data),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert_one_line_error(done, "has no licensegate tables yet: run `licensegate migrate` first")
+    with sqlite3.connect(missing) as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)

@@ -17,6 +17,7 @@ import pytest
 
 from licensegate.clock import MovableClock
 from licensegate.ratelimit import MemoryRateLimiter, RedisRateLimiter, open_rate_limiter
+from licensegate.store import migrate
 from tests.live import create_app, free_port, start_server
 
 pytestmark = pytest.mark.anyio
@@ -66,6 +67,7 @@ async def test_redis_limiter_fails_open_when_redis_is_down() -> None:
 @pytest.mark.parametrize("backend", ["redis", "memory"])
 def test_seller_limit_holds_across_two_workers(tmp_path: Path, backend: str) -> None:
     url = f"sqlite:///{tmp_path / 'rl.db'}"
+    migrate.upgrade(url)
     key = create_app(url, tmp_path, "rl", "rl")["sellerkey"]
     extra = {"LICENSEGATE_SELLER_RATE_LIMIT": "10", "LICENSEGATE_SELLER_RATE_WINDOW": "3600"}
     if backend == "redis":

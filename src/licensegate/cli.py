@@ -64,10 +64,22 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from licensegate.store import migrate
 
     settings = _settings(args.database)
+    print(f"licensegate: {where(settings)}", file=sys.stderr)
     revision = migrate.upgrade(settings.database_url)
     _provision(settings)
     print(f"database is at schema revision {revision}", file=sys.stderr)
     return 0
+
+
+def where(settings: Settings) -> str:
+    """The absolute places a command uses, in one line for stderr."""
+    from licensegate.domain import filestore
+    from licensegate.store import migrate
+
+    return (
+        f"database {migrate.location(settings.database_url)}, "
+        f"files in {filestore.root(settings.data_dir).resolve()}"
+    )
 
 
 def create_app(settings: Settings, owner: str, name: str) -> dict[str, str]:
@@ -76,7 +88,7 @@ def create_app(settings: Settings, owner: str, name: str) -> dict[str, str]:
     from licensegate.domain.apps import create_application
     from licensegate.store import migrate
 
-    migrate.ensure_schema(settings.database_url)
+    migrate.require_schema(settings.database_url)
 
     async def run(db: Database, box: SecretBox) -> dict[str, str]:
         created = await create_application(db, box, owner=owner, name=name, now=SystemClock().now())
@@ -92,7 +104,10 @@ def create_app(settings: Settings, owner: str, name: str) -> dict[str, str]:
 
 
 def cmd_create_app(args: argparse.Namespace) -> int:
-    print(json.dumps(create_app(_settings(args.database), args.owner, args.name)))
+    settings = _settings(args.database)
+    created = create_app(settings, args.owner, args.name)
+    print(f"licensegate: created in {where(settings)}", file=sys.stderr)
+    print(json.dumps(created))
     return 0
 
 
@@ -120,7 +135,7 @@ def _with_passwords(database: str | None, work: Callable[[Database, Passwords, i
     from licensegate.store import migrate
 
     settings = _settings(database)
-    migrate.ensure_schema(settings.database_url)
+    migrate.require_schema(settings.database_url)
 
     async def run(db: Database, _box: SecretBox) -> T:
         passwords = Passwords(
@@ -183,7 +198,7 @@ def cmd_public_key(args: argparse.Namespace) -> int:
     from licensegate.store import migrate
 
     settings = _settings(args.database)
-    migrate.ensure_schema(settings.database_url)
+    migrate.require_schema(settings.database_url)
 
     async def run(db: Database, box: SecretBox) -> str:
         return await deployment_public_key(db, box, SystemClock().now())
@@ -207,7 +222,7 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
             f"(for example {keyring.new_key().hex()}), the old one in "
             "LICENSEGATE_DEPLOYMENT_OLD_KEYS, restart, then run `licensegate reseal`"
         )
-    migrate.ensure_schema(settings.database_url)
+    migrate.require_schema(settings.database_url)
     old = keyring.load_or_create(settings.data_dir)
     assert old.path is not None
     rotated = keyring.Keyring((keyring.new_key(), *old.keys), old.path)
@@ -229,7 +244,7 @@ def cmd_reseal(args: argparse.Namespace) -> int:
     from licensegate.store import migrate
 
     settings = _settings(args.database)
-    migrate.ensure_schema(settings.database_url)
+    migrate.require_schema(settings.database_url)
     changed = _with_database(settings, reseal_all)
     print(f"{changed} value(s) re-sealed", file=sys.stderr)
     return 0
@@ -253,7 +268,7 @@ def cmd_seller(args: argparse.Namespace) -> int:
 
     settings = _settings(args.database)
     params = _pairs(args.params)
-    migrate.ensure_schema(settings.database_url)
+    migrate.require_schema(settings.database_url)
 
     async def run() -> dict[str, object]:
         services = await Services.open(settings)
@@ -292,8 +307,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except DatabaseUnavailable as exc:
         print(f"licensegate: application keys not provisioned now: {exc}", file=sys.stderr)
     print(
-        f"licensegate serving on http://{settings.host}:{settings.port} "
-        f"({settings.workers} worker(s), {settings.database_url.split(':', 1)[0]})",
+        f"licensegate serving on http://{settings.host}:{settings.port} ({settings.workers} worker(s)); "
+        f"{where(settings)}",
         file=sys.stderr,
     )
     try:
@@ -341,9 +356,15 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from licensegate import __version__
+
     top = argparse.ArgumentParser(prog="licensegate", description=__doc__)
+    top.add_argument("--version", action="version", version=f"licensegate {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
-    db_help = "database URL (default: SQLite file in ./data, or $LICENSEGATE_DATABASE_URL)"
+    db_help = (
+        "database URL (default: $LICENSEGATE_DATABASE_URL, else licensegate.db in $LICENSEGATE_DATA_DIR, "
+        "else in ./data under the current folder)"
+    )
 
     serve = sub.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")

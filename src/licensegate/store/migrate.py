@@ -6,6 +6,7 @@ Used by the command line and by `serve` before workers start; never on the reque
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from alembic import command
@@ -109,12 +110,49 @@ def upgrade(url: str) -> str:
     return revision
 
 
+def location(url: str) -> str:
+    """Where a database is, for people: a SQLite file's absolute path, or a PostgreSQL URL
+    without its password."""
+    if dialect_of(url) == "sqlite":
+        return f"{Path(sqlite_path(url)).resolve()} (SQLite)"
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    return f"{parts._replace(netloc=netloc).geturl()} (PostgreSQL)"
+
+
 def ensure_schema(url: str) -> None:
-    """Migrate an empty database; refuse to run on one that is behind (that needs `migrate`)."""
+    """Migrate an empty database (`serve`); refuse to run on one that is behind (that needs
+    `migrate`)."""
     current = current_revision(url)
     if current is None:
         upgrade(url)
         return
+    _refuse_behind(current)
+
+
+def require_schema(url: str) -> None:
+    """For every command but `serve` and `migrate`: the database must exist and be at this
+    version's schema; a command never creates one (a SQLite path that names no file would
+    otherwise become a second, empty database beside the one the service uses)."""
+    if dialect_of(url) == "sqlite" and not Path(sqlite_path(url)).exists():
+        path = Path(sqlite_path(url)).resolve()
+        raise DatabaseError(
+            f"no database at {path}: `licensegate migrate` or `licensegate serve` creates it; "
+            "to use an existing one, set LICENSEGATE_DATABASE_URL or LICENSEGATE_DATA_DIR "
+            "(or pass --database) as the service has them"
+        )
+    current = current_revision(url)
+    if current is None:
+        raise DatabaseError(
+            f"the database {location(url)} has no licensegate tables yet: run `licensegate migrate` first"
+        )
+    _refuse_behind(current)
+
+
+def _refuse_behind(current: str) -> None:
     if current != head_revision():
         raise DatabaseError(
             f"the database schema is at revision {current}, this version needs "
