@@ -158,6 +158,17 @@ def _default_env(**extra: str) -> dict[str, str]:
     return env | extra
 
 
+def _in(folder: Path, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*LICENSEGATE, *args],
+        cwd=folder,
+        env=_default_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_commands_say_where_the_data_is(tmp_path: Path) -> None:
     home = tmp_path / "home"
     elsewhere = tmp_path / "elsewhere"
@@ -166,45 +177,24 @@ def test_commands_say_where_the_data_is(tmp_path: Path) -> None:
     expected = f"database {(home / 'data' / 'licensegate.db').resolve()} (SQLite), files in "
     expected += str((home / "data" / "files").resolve())
 
-    done = subprocess.run(
-        [*LICENSEGATE, "migrate"], cwd=home, env=_default_env(), capture_output=True, text=True, timeout=120
-    )
+    done = _in(home, ["migrate"])
     assert done.returncode == 0, done.stderr
     assert expected in done.stderr
 
-    done = subprocess.run(
-        [*LICENSEGATE, "create-app", "--owner", "o", "--name", "a"],
-        cwd=home,
-        env=_default_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _in(home, ["create-app", "--owner", "o", "--name", "a"])
     assert done.returncode == 0, done.stderr
     assert expected in done.stderr
     assert json.loads(done.stdout)["name"] == "a"  # stdout stays one JSON object
     assert done.stdout.count("\n") == 1
 
     # From another folder the default names another place, which does not exist: refused, not made.
-    done = subprocess.run(
-        [*LICENSEGATE, "create-app", "--owner", "o", "--name", "b"],
-        cwd=elsewhere,
-        env=_default_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _in(elsewhere, ["create-app", "--owner", "o", "--name", "b"])
     assert_one_line_error(done, f"no database at {(elsewhere / 'data' / 'licensegate.db').resolve()}")
     assert list(elsewhere.iterdir()) == []  # neither a database nor a key file nor a folder
 
     # With LICENSEGATE_DATA_DIR the same database is found from anywhere.
-    done = subprocess.run(
-        [*LICENSEGATE, "create-app", "--owner", "o", "--name", "b"],
-        cwd=elsewhere,
-        env=_default_env(LICENSEGATE_DATA_DIR=str(home / "data")),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = _in(
+        elsewhere, ["create-app", "--owner", "o", "--name", "b"], LICENSEGATE_DATA_DIR=str(home / "data")
     )
     assert done.returncode == 0, done.stderr
     assert expected in done.stderr
@@ -239,28 +229,25 @@ def test_commands_other_than_serve_and_migrate_never_create_a_database(
 ) -> None:
     data = tmp_path / "data"
     missing = data / "missing.db"
-    done = subprocess.run(
-        [*LICENSEGATE, *command],
-        input="a password\n",
-        env=server_env(f"sqlite:///{missing}", data),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+    def attempt() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*LICENSEGATE, *command],
+            input="a password\n",
+            env=server_env(f"sqlite:///{missing}", data),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    done = attempt()
     assert_one_line_error(done, f"no database at {missing.resolve()}")
     assert not data.exists()
 
     # An empty file (or an empty PostgreSQL database) has no tables: also refused, not migrated.
     data.mkdir()
     missing.touch()
-    done = subprocess.run(
-        [*LICENSEGATE, *command],
-        input="a password\n",
-        env=server_env(f"sqlite:///{missing}", data),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = attempt()
     assert_one_line_error(done, "has no licensegate tables yet: run `licensegate migrate` first")
     with sqlite3.connect(missing) as conn:
         assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
