@@ -1,18 +1,20 @@
-"""How long the dashboard's Licenses list takes with 1,000,000 keys, on SQLite and PostgreSQL,
-and writes docs/benchmarks-dashboard.md.
+"""How long the dashboard's Licenses list takes with 1,000,000 keys, and its Users list with
+1,000,000 users, on SQLite and PostgreSQL, and writes docs/benchmarks-dashboard.md.
 
 Server time only: the list's queries through the domain, and the whole page (routing, session,
 queries, template) through the ASGI application in-process, without a network. Page 1 and page
 1,000 are measured alike, since keyset paging should make them cost the same.
 
-    .venv/bin/python bench/dashboard_lists.py                    # both databases, 1,000,000 keys
-    .venv/bin/python bench/dashboard_lists.py --keys 100000 --databases sqlite
+    .venv/bin/python bench/dashboard_lists.py                    # both databases, both lists
+    .venv/bin/python bench/dashboard_lists.py --keys 100000 --users 100000 --databases sqlite
+    .venv/bin/python bench/dashboard_lists.py --lists users
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import platform
 import secrets
 import sqlite3
@@ -28,16 +30,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests import databases  # noqa: E402
-from tests.web.pages import PASSWORD, browser, make_shop  # noqa: E402
+from tests.web.pages import PASSWORD, Shop, browser, make_shop  # noqa: E402
 
 from licensegate.clock import SystemClock  # noqa: E402
 from licensegate.config import Settings  # noqa: E402
-from licensegate.domain import licenses  # noqa: E402
+from licensegate.domain import licenses, users  # noqa: E402
 from licensegate.domain.licenses import KeyQuery  # noqa: E402
 from licensegate.domain.paging import PageRequest, Position  # noqa: E402
 from licensegate.domain.permissions import Scope  # noqa: E402
 from licensegate.services import Services  # noqa: E402
 from licensegate.store import migrate  # noqa: E402
+from licensegate.store.users import UserQuery  # noqa: E402
 
 PAGE = 50
 RUNS = 30
@@ -120,75 +123,257 @@ async def _time(work: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
     return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
 
 
-async def _measure(url: str, count: int) -> list[tuple[str, float, float]]:
+async def _licenses(services: Services, shop: Shop, url: str, count: int) -> list[tuple[str, float, float]]:
+    results: list[tuple[str, float, float]] = []
+    await _fill(url, shop.app_id, count)
+    db = services.db
+    top = await db.fetch_value("SELECT MAX(id) FROM license_keys WHERE app_id = ?", shop.app_id)
+    deep_id = top - PAGE * 1000
+    deep_key = await db.fetch_value("SELECT key FROM license_keys WHERE id = ?", deep_id)
+    everything = KeyQuery()
+    used = KeyQuery(status="used")
+
+    async def browse(query: KeyQuery, request: PageRequest) -> None:
+        await licenses.browse(db, Scope(shop.app_id), query, request)
+
+    cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("query: page 1, newest first", lambda: browse(everything, PageRequest("created", True, PAGE))),
+        (
+            "query: page 1,000, newest first",
+            lambda: browse(everything, PageRequest("created", True, PAGE, Position(deep_id, deep_id))),
+        ),
+        ("query: page 1 by key", lambda: browse(everything, PageRequest("key", False, PAGE))),
+        (
+            "query: page 1,000 by key",
+            lambda: browse(everything, PageRequest("key", False, PAGE, Position(deep_key, deep_id))),
+        ),
+        ("query: page 1, status used", lambda: browse(used, PageRequest("created", True, PAGE))),
+        (
+            "query: search one key",
+            lambda: browse(KeyQuery(search=deep_key), PageRequest("created", True, PAGE)),
+        ),
+        (
+            "query: count (capped at 10,000)",
+            lambda: licenses.count_matching(db, Scope(shop.app_id), everything),
+        ),
+    ]
+    for name, work in cases:
+        median, p95 = await _time(work)
+        results.append((name, median, p95))
+    async with browser(services) as dash:
+        await dash.sign_in("bench", PASSWORD)
+        path = f"/dashboard/apps/{shop.app_id}/licenses"
+        first = await dash.get(path)
+        assert first.status_code == 200, first.status_code
+        cursor = first.text.split('rel="next"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
+
+        async def page_one() -> None:
+            assert (await dash.http.get(path)).status_code == 200
+
+        async def page_two() -> None:
+            assert (await dash.http.get(cursor)).status_code == 200
+
+        deep = f"{path}?after={_cursor(deep_id)}"
+
+        async def page_thousand() -> None:
+            assert (await dash.http.get(deep)).status_code == 200
+
+        for name, work in (
+            ("whole page: page 1", page_one),
+            ("whole page: page 2", page_two),
+            ("whole page: page 1,000", page_thousand),
+        ):
+            median, p95 = await _time(work)
+            results.append((name, median, p95))
+    return results
+
+
+USER_COLUMNS = (
+    "id",
+    "app_id",
+    "username",
+    "banned_reason",
+    "created_at",
+    "last_login_at",
+    "last_ip",
+    "created_by",
+    "hwid_lock",
+)
+
+
+def _user_rows(
+    app_id: int, sub_id: int, first_id: int, start: int, count: int, total: int, now: int
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """A batch of users (2% banned, 60% signed in once with an address and an HWID), one grant
+    each (a quarter of them expired, one in twenty paused)."""
+    people, grants, hwids = [], [], []
+    for i in range(start, start + count):
+        user_id = first_id + i
+        signed_in = i % 10 < 6
+        created = now - (total - i)
+        people.append(
+            (
+                user_id,
+                app_id,
+                f"user{i:07}",
+                "chargeback" if i % 50 == 0 else None,
+                created,
+                created + 60 if signed_in else None,
+                f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}" if signed_in else None,
+                "SellerAPI",
+                1,
+            )
+        )
+        expires = now - 86400 if i % 4 == 0 else now + 30 * 86400
+        grants.append((user_id, sub_id, expires, now if i % 20 == 1 else None, created))
+        if signed_in:
+            hwids.append((user_id, f"HWID-{i:07}-{secrets.token_hex(4)}", created + 60))
+    return people, grants, hwids
+
+
+GRANT_COLUMNS = ("user_id", "subscription_id", "expires_at", "paused_at", "created_at")
+HWID_COLUMNS = ("user_id", "hwid", "created_at")
+
+
+async def _fill_users(url: str, app_id: int, count: int) -> None:
+    now = int(time.time())
+    batch = 100_000
+    if url.startswith("sqlite"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        sub_id = conn.execute("SELECT id FROM subscriptions WHERE app_id = ?", (app_id,)).fetchone()[0]
+        first_id = (conn.execute("SELECT COALESCE(MAX(id), 0) FROM users").fetchone()[0] or 0) + 1
+        for start in range(0, count, batch):
+            people, grants, hwids = _user_rows(
+                app_id, sub_id, first_id, start, min(batch, count - start), count, now
+            )
+            for table, columns, rows in (
+                ("users", USER_COLUMNS, people),
+                ("user_subscriptions", GRANT_COLUMNS, grants),
+                ("user_hwids", HWID_COLUMNS, hwids),
+            ):
+                conn.executemany(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                    rows,
+                )
+            conn.commit()
+        conn.execute("ANALYZE")
+        conn.commit()
+        conn.close()
+        return
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        sub_id = await conn.fetchval("SELECT id FROM subscriptions WHERE app_id = $1", app_id)
+        first_id = (await conn.fetchval("SELECT COALESCE(MAX(id), 0) FROM users")) + 1_000_000_000
+        for start in range(0, count, batch):
+            people, grants, hwids = _user_rows(
+                app_id, sub_id, first_id, start, min(batch, count - start), count, now
+            )
+            for table, columns, rows in (
+                ("users", USER_COLUMNS, people),
+                ("user_subscriptions", GRANT_COLUMNS, grants),
+                ("user_hwids", HWID_COLUMNS, hwids),
+            ):
+                await conn.copy_records_to_table(table, records=rows, columns=columns)
+        await conn.execute("VACUUM ANALYZE users")
+        await conn.execute("VACUUM ANALYZE user_subscriptions")
+        await conn.execute("VACUUM ANALYZE user_hwids")
+    finally:
+        await conn.close()
+
+
+async def _users(services: Services, shop: Shop, url: str, count: int) -> list[tuple[str, float, float]]:
+    results: list[tuple[str, float, float]] = []
+    await _fill_users(url, shop.app_id, count)
+    db, now, scope = services.db, int(time.time()), Scope(shop.app_id)
+    top = await db.fetch_value("SELECT MAX(id) FROM users WHERE app_id = ?", shop.app_id)
+    deep_id = top - min(PAGE * 1000, count // 2)  # page 1,000 (or the middle of a smaller list)
+    deep = await db.fetch_one("SELECT username, last_ip FROM users WHERE id = ?", deep_id)
+    assert deep is not None
+    deep_name = deep["username"]
+    signed_in = await db.fetch_one(
+        "SELECT u.last_ip, h.hwid FROM users u JOIN user_hwids h ON h.user_id = u.id "
+        "WHERE u.app_id = ? AND u.last_ip IS NOT NULL ORDER BY u.id DESC LIMIT 1 OFFSET ?",
+        shop.app_id,
+        min(50_000, count // 4),
+    )
+    assert signed_in is not None
+    everyone = UserQuery(now=now)
+
+    async def browse(query: UserQuery, request: PageRequest) -> None:
+        await users.browse(db, scope, query, request)
+
+    newest = PageRequest("created", True, PAGE)
+    cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("users query: page 1, newest first", lambda: browse(everyone, newest)),
+        (
+            "users query: page 1,000, newest first",
+            lambda: browse(everyone, PageRequest("created", True, PAGE, Position(deep_id, deep_id))),
+        ),
+        ("users query: page 1 by username", lambda: browse(everyone, PageRequest("username", False, PAGE))),
+        (
+            "users query: page 1,000 by username",
+            lambda: browse(everyone, PageRequest("username", False, PAGE, Position(deep_name, deep_id))),
+        ),
+        ("users query: page 1, banned", lambda: browse(UserQuery(now=now, status="banned"), newest)),
+        ("users query: page 1, active", lambda: browse(UserQuery(now=now, status="active"), newest)),
+        ("users query: page 1, expired", lambda: browse(UserQuery(now=now, status="expired"), newest)),
+        ("users query: page 1, paused", lambda: browse(UserQuery(now=now, status="paused"), newest)),
+        ("users query: page 1, HWID set", lambda: browse(UserQuery(now=now, hwid="set"), newest)),
+        (
+            "users query: search a whole username",
+            lambda: browse(UserQuery(now=now, search=deep_name), newest),
+        ),
+        (
+            "users query: search a username prefix (11 match)",
+            lambda: browse(UserQuery(now=now, search=deep_name[:-1]), newest),
+        ),
+        (
+            "users query: search an HWID",
+            lambda: browse(UserQuery(now=now, search=signed_in["hwid"]), newest),
+        ),
+        (
+            "users query: search an IP",
+            lambda: browse(UserQuery(now=now, search=signed_in["last_ip"]), newest),
+        ),
+        ("users query: count (capped at 10,000)", lambda: users.count_matching(db, scope, everyone)),
+    ]
+    for name, work in cases:
+        median, p95 = await _time(work)
+        results.append((name, median, p95))
+    async with browser(services) as dash:
+        await dash.sign_in("bench", PASSWORD)
+        path = f"/dashboard/apps/{shop.app_id}/users"
+        first = await dash.get(path)
+        assert first.status_code == 200, first.status_code
+        deep_page = f"{path}?after={_cursor(deep_id)}"
+        searched = f"{path}?q={deep_name}"
+
+        async def fetch(url: str) -> None:
+            assert (await dash.http.get(url)).status_code == 200
+
+        for name, url_path in (
+            ("users whole page: page 1", path),
+            ("users whole page: page 1,000", deep_page),
+            ("users whole page: search a username", searched),
+        ):
+            median, p95 = await _time(functools.partial(fetch, url_path))
+            results.append((name, median, p95))
+    return results
+
+
+async def _measure(url: str, keys: int, people: int, lists: list[str]) -> list[tuple[str, float, float]]:
     folder = Path(tempfile.mkdtemp(prefix="lgbench"))
     settings = Settings(data_dir=folder, database_url=url, argon2_time_cost=1, argon2_memory_kib=64)
     services = await Services.open(settings, clock=SystemClock())
     results: list[tuple[str, float, float]] = []
     try:
         shop = await make_shop(services, "bench", "Bench")
-        await _fill(url, shop.app_id, count)
-        db = services.db
-        top = await db.fetch_value("SELECT MAX(id) FROM license_keys WHERE app_id = ?", shop.app_id)
-        deep_id = top - PAGE * 1000
-        deep_key = await db.fetch_value("SELECT key FROM license_keys WHERE id = ?", deep_id)
-        everything = KeyQuery()
-        used = KeyQuery(status="used")
-
-        async def browse(query: KeyQuery, request: PageRequest) -> None:
-            await licenses.browse(db, Scope(shop.app_id), query, request)
-
-        cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-            ("query: page 1, newest first", lambda: browse(everything, PageRequest("created", True, PAGE))),
-            (
-                "query: page 1,000, newest first",
-                lambda: browse(everything, PageRequest("created", True, PAGE, Position(deep_id, deep_id))),
-            ),
-            ("query: page 1 by key", lambda: browse(everything, PageRequest("key", False, PAGE))),
-            (
-                "query: page 1,000 by key",
-                lambda: browse(everything, PageRequest("key", False, PAGE, Position(deep_key, deep_id))),
-            ),
-            ("query: page 1, status used", lambda: browse(used, PageRequest("created", True, PAGE))),
-            (
-                "query: search one key",
-                lambda: browse(KeyQuery(search=deep_key), PageRequest("created", True, PAGE)),
-            ),
-            (
-                "query: count (capped at 10,000)",
-                lambda: licenses.count_matching(db, Scope(shop.app_id), everything),
-            ),
-        ]
-        for name, work in cases:
-            median, p95 = await _time(work)
-            results.append((name, median, p95))
-        async with browser(services) as dash:
-            await dash.sign_in("bench", PASSWORD)
-            path = f"/dashboard/apps/{shop.app_id}/licenses"
-            first = await dash.get(path)
-            assert first.status_code == 200, first.status_code
-            cursor = (
-                first.text.split('rel="next"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
-            )
-
-            async def page_one() -> None:
-                assert (await dash.http.get(path)).status_code == 200
-
-            async def page_two() -> None:
-                assert (await dash.http.get(cursor)).status_code == 200
-
-            deep = f"{path}?after={_cursor(deep_id)}"
-
-            async def page_thousand() -> None:
-                assert (await dash.http.get(deep)).status_code == 200
-
-            for name, work in (
-                ("whole page: page 1", page_one),
-                ("whole page: page 2", page_two),
-                ("whole page: page 1,000", page_thousand),
-            ):
-                median, p95 = await _time(work)
-                results.append((name, median, p95))
+        if "licenses" in lists:
+            results += await _licenses(services, shop, url, keys)
+        if "users" in lists:
+            results += await _users(services, shop, url, people)
     finally:
         await services.close()
     return results
@@ -205,8 +390,11 @@ def _cursor(row_id: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=1_000_000)
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--lists", default="licenses,users")
     parser.add_argument("--databases", default="sqlite,postgres")
     args = parser.parse_args()
+    lists = args.lists.split(",")
     table: list[str] = []
     for name in args.databases.split(","):
         if name == "sqlite":
@@ -214,14 +402,16 @@ def main() -> None:
             migrate.upgrade(url)
         else:
             url = databases.create_postgres_database("lgbench_dashboard")
-        print(f"{name}: filling {args.keys:,} keys and measuring", file=sys.stderr)
-        for case, median, p95 in asyncio.run(_measure(url, args.keys)):
+        print(f"{name}: filling {args.keys:,} keys, {args.users:,} users and measuring", file=sys.stderr)
+        for case, median, p95 in asyncio.run(_measure(url, args.keys, args.users, lists)):
             table.append(f"| {name} | {case} | {median:.1f} | {p95:.1f} |")
             print(table[-1], file=sys.stderr)
     OUT.write_text(
         "# Dashboard list benchmarks\n\n"
         "Written by `bench/dashboard_lists.py`. The Licenses list of one application holding "
-        f"{args.keys:,} keys (30% used, 2% banned, three levels), {PAGE} rows a page, measured "
+        f"{args.keys:,} keys (30% used, 2% banned, three levels) and its Users list with "
+        f"{args.users:,} users (2% banned, a quarter expired, one in twenty paused, 60% with an "
+        f"HWID and an address), {PAGE} rows a page, measured "
         f"in one process without a network: each figure is the median and 95th percentile of {RUNS} "
         'runs after one warm-up, in milliseconds of server time. "Whole page" is the signed-in '
         "request through the ASGI application: session, queries, count and template.\n\n"

@@ -169,3 +169,13 @@ async def test_the_upgrade_attributes_earlier_ban_entries_to_their_bans(
     ]
     await seller.ok("unbanuser", user="ann")
     assert await origins(seller) == [("HW-X", None, None)]
+
+
+async def test_a_ban_may_leave_a_shared_ip_off_the_blacklist(seller: Seller) -> None:
+    await seller.ok("adduser", user="lee", sub="default", expiry=30, **{"pass": "pw"})
+    await logged_in_client(seller, "lee", HWID)  # records lee's HWID and address
+    await seller.ok("banuser", user="lee", reason="shared school network", blacklistIp="0")
+    assert [entry for entry, _ban_of, _by in await origins(seller)] == [HWID]
+    await seller.ok("unbanuser", user="lee")
+    await seller.ok("banuser", user="lee", reason="now everything")
+    assert len(await origins(seller)) == 2

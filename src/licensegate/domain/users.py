@@ -9,11 +9,13 @@ same transaction (domain.team).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from licensegate.domain import errorcodes, subscriptions, team, tokens
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
+from licensegate.domain.paging import Page, PageRequest, Position, finish
 from licensegate.domain.permissions import Scope
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
@@ -25,24 +27,34 @@ from licensegate.store import logins as login_store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
+from licensegate.store.users import SORTS as SORTS  # the dashboard's list is made of these
+from licensegate.store.users import UserQuery as UserQuery
 
 
 async def ban(
-    db: Executor, app_id: int, user_id: int, reason: str, now: int, *, blacklist_as: str | None
+    db: Executor,
+    app_id: int,
+    user_id: int,
+    reason: str,
+    now: int,
+    *,
+    blacklist_as: str | None,
+    blacklist_ip: bool = True,
 ) -> None:
     """Ban the user and end their sessions. With `blacklist_as` (who bans, for the blacklist's
     record) also blacklist their HWIDs and last IP, so a new account from the same machine is
     refused too (KeyAuth's rule); entries that list a value already stay as they are. Callers
     that may not manage the blacklists (a reseller, a manager without the area) pass None: a
-    reseller could otherwise blacklist any HWID it gives its own user. Run inside a
-    transaction."""
+    reseller could otherwise blacklist any HWID it gives its own user. Without `blacklist_ip`
+    the last IP stays off the blacklist (a shared address: a café, a school, a carrier's NAT).
+    Run inside a transaction."""
     await store.set_ban(db, user_id, reason)
     await session_store.end_for_user(db, user_id)
     if blacklist_as is None:
         return
     row = await store.find_by_id(db, app_id, user_id)
     entries = [(HWID, hwid) for hwid in await store.hwids(db, user_id)]
-    if row is not None and row["last_ip"]:
+    if row is not None and row["last_ip"] and blacklist_ip:
         entries.append((IP, row["last_ip"]))
     for kind, value in entries:
         await blacklist_store.add(
@@ -286,13 +298,22 @@ async def details(db: Executor, scope: Scope, username: str, now: int) -> dict[s
 
 
 async def ban_by_name(
-    db: Database, scope: Scope, username: str, reason: str, now: int, *, blacklist_as: str | None
+    db: Database,
+    scope: Scope,
+    username: str,
+    reason: str,
+    now: int,
+    *,
+    blacklist_as: str | None,
+    blacklist_ip: bool = True,
 ) -> None:
     """Ban the user (again: a new reason replaces the old), end their sessions and, with
-    `blacklist_as`, blacklist their HWIDs and IP (see `ban`)."""
+    `blacklist_as`, blacklist their HWIDs and (with `blacklist_ip`) their IP (see `ban`)."""
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
-        await ban(tx, scope.app_id, user["id"], reason, now, blacklist_as=blacklist_as)
+        await ban(
+            tx, scope.app_id, user["id"], reason, now, blacklist_as=blacklist_as, blacklist_ip=blacklist_ip
+        )
 
 
 async def unban_by_name(db: Database, scope: Scope, username: str, *, lift_blacklist: bool) -> None:
@@ -508,6 +529,119 @@ async def grants(
     return entries, await grant_store.count_for_app(
         db, scope.app_id, user_id=user_id, reseller_id=scope.reseller_id
     )
+
+
+# --- browsing (the dashboard's list and a user's page) -------------------------------------------
+
+COUNT_CAP = 10_000  # a list counts this far; beyond, it says "more than"
+
+
+def _scoped(query: UserQuery, scope: Scope) -> UserQuery:
+    """A reseller sees only the users it owns, whatever the query asks."""
+    return replace(query, reseller_id=scope.reseller_id)
+
+
+def _running(grant: Row, now: int) -> bool:
+    return (
+        grant["expires_at"] > now and grant["paused_at"] is None and grant["subscription_paused_at"] is None
+    )
+
+
+def _live(grant: Row, now: int) -> bool:
+    """Time left, counting a frozen grant by the time it had when its clock stopped."""
+    stops = [now, grant["paused_at"], grant["subscription_paused_at"], grant.get("app_paused_at")]
+    return any(stop is not None and grant["expires_at"] > stop for stop in stops)
+
+
+def status_of(banned_reason: str | None, grants: list[Row], now: int) -> str:
+    """The user's status as the list filters it: banned, active (a subscription gives access
+    now), paused (time left, but frozen), or expired (no time left)."""
+    if banned_reason is not None:
+        return "banned"
+    if any(_running(grant, now) for grant in grants):
+        return "active"
+    if any(_live(grant, now) for grant in grants):
+        return "paused"
+    return "expired"
+
+
+def shaped_grant(grant: Row, now: int) -> dict[str, Any]:
+    return {
+        "id": grant["id"],
+        "subscription": grant["subscription"],
+        "subscription_id": grant["subscription_id"],
+        "level": grant["level"],
+        "key_id": grant["key_id"],
+        "created_at": grant["created_at"],
+        "expires_at": _projected_expiry(grant, now),
+        "paused": grant["paused_at"] is not None or grant["subscription_paused_at"] is not None,
+        "running": _running(grant, now),
+        "live": _live(grant, now),
+    }
+
+
+async def _with_details(db: Executor, rows: list[Row], now: int) -> None:
+    """Add each user's grants, HWIDs, status and latest expiry to the rows, in two statements."""
+    ids = [row["id"] for row in rows]
+    grants: dict[int, list[Row]] = {}
+    for grant in await store.grants_of(db, ids):
+        grants.setdefault(grant["user_id"], []).append(grant)
+    hwids: dict[int, list[str]] = {}
+    for found in await store.hwids_of(db, ids):
+        hwids.setdefault(found["user_id"], []).append(found["hwid"])
+    for row in rows:
+        held = grants.get(row["id"], [])
+        shaped = [shaped_grant(grant, now) for grant in held]
+        row["grants"] = shaped
+        row["hwids"] = hwids.get(row["id"], [])
+        row["status"] = status_of(row["banned_reason"], held, now)
+        live = [grant["expires_at"] for grant in shaped if grant["live"]]
+        row["expires_at"] = max(live) if live else max((g["expires_at"] for g in shaped), default=None)
+        row["label"] = row["username"]
+
+
+async def browse(db: Executor, scope: Scope, query: UserQuery, request: PageRequest) -> Page:
+    if request.sort not in store.SORTS:
+        raise errorcodes.INVALID_VIEW(f"Users can be sorted by {', '.join(store.SORTS)}.")
+    if query.status not in store.STATUSES:
+        raise errorcodes.INVALID_VIEW(f"A user's status is one of {', '.join(store.STATUSES)}.")
+    rows = await store.browse(db, scope.app_id, _scoped(query, scope), request)
+    page = finish(rows, request)
+    await _with_details(db, page.rows, query.now)
+    return page
+
+
+async def count_matching(db: Executor, scope: Scope, query: UserQuery, *, cap: int = COUNT_CAP) -> int:
+    return await store.count_matching(db, scope.app_id, _scoped(query, scope), cap)
+
+
+def position_after(row: Row) -> Position:
+    """Where the page after this row starts, in creation order."""
+    return Position(row["id"], row["id"])
+
+
+async def by_id(db: Executor, scope: Scope, user_id: int, now: int) -> dict[str, Any]:
+    """One user with their grants and HWIDs (a reseller: only a user it owns)."""
+    row = await store.one(db, scope.app_id, user_id, reseller_id=scope.reseller_id)
+    if row is None:
+        raise errorcodes.USER_NOT_FOUND("This user does not exist, or is not yours.")
+    found = dict(row)
+    await _with_details(db, [found], now)
+    return found
+
+
+def time_preview(
+    user: dict[str, Any], sub_name: str, seconds: int, now: int
+) -> tuple[int | None, int | None]:
+    """What extending (seconds > 0) or subtracting (seconds < 0) time on a subscription would make
+    of the user's expiry there: (the expiry now, or None without time left; the expiry after, or
+    None when there is no time to subtract from). Extending a user without time left starts a
+    new grant from now; subtracting may end the time (an expiry in the past)."""
+    live = [g["expires_at"] for g in user["grants"] if g["subscription"] == sub_name and g["live"]]
+    before = max(live) if live else None
+    if before is None:
+        return None, now + seconds if seconds > 0 else None
+    return before, before + seconds
 
 
 # --- what a logged-in user does to their own account (client API) ----------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
-from licensegate.store.paging import PageRequest, keyset
+from licensegate.store.paging import PageRequest, escape_like, keyset, time_ranges
 
 COLUMNS = (
     "id, key, level, duration, note, status, banned_reason, generated_by, created_at, "
@@ -280,10 +280,6 @@ class KeyQuery:
     ids: tuple[int, ...] | None = None  # only these keys (the rows checked in a list)
 
 
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _where(db: Executor, app_id: int, query: KeyQuery) -> tuple[str, list[Any]]:
     """The WHERE clause after `app_id = ?`: fixed fragments, values bound. Text search ignores
     case on both databases (SQLite's LIKE does for ASCII; PostgreSQL needs ILIKE)."""
@@ -298,7 +294,7 @@ def _where(db: Executor, app_id: int, query: KeyQuery) -> tuple[str, list[Any]]:
     if query.level:
         add(" AND level = ?", query.level)
     if query.note:
-        add(f" AND note {like} ? ESCAPE '\\'", f"%{_like(query.note)}%")
+        add(f" AND note {like} ? ESCAPE '\\'", f"%{escape_like(query.note)}%")
     if query.generated_by:
         add(" AND generated_by = ?", query.generated_by)
     if query.search:
@@ -313,21 +309,15 @@ def _where(db: Executor, app_id: int, query: KeyQuery) -> tuple[str, list[Any]]:
             app_id,
             query.search,
         )
-    for column, low, high in (
-        ("created_at", query.created_from, query.created_to),
-        ("used_at", query.used_from, query.used_to),
-    ):
-        if low is not None:
-            add(f" AND {column} >= ?", low)
-        if high is not None:
-            add(f" AND {column} < ?", high)
-    if query.expires_from is not None or query.expires_to is not None:
-        add(
-            " AND EXISTS (SELECT 1 FROM user_subscriptions g WHERE g.key_id = license_keys.id"
-            " AND g.expires_at >= ? AND g.expires_at < ?)",
-            query.expires_from if query.expires_from is not None else 0,
-            query.expires_to if query.expires_to is not None else 2**62,
-        )
+    dates, date_args = time_ranges(
+        (
+            ("created_at", query.created_from, query.created_to),
+            ("used_at", query.used_from, query.used_to),
+        ),
+        "g.key_id = license_keys.id",
+        (query.expires_from, query.expires_to),
+    )
+    add(dates, *date_args)
     if query.reseller_id is not None:
         add(" AND generated_by_account_id = ?", query.reseller_id)
     if query.ids is not None:

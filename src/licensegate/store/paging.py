@@ -58,3 +58,35 @@ def finish(rows: list[dict[str, Any]], request: PageRequest) -> Page:
         rows.reverse()
         return Page(rows, has_previous=more, has_next=True)
     return Page(rows, has_previous=position is not None, has_next=more)
+
+
+def escape_like(text: str) -> str:
+    """`text` matched literally inside a LIKE pattern (escape character: backslash)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def time_ranges(
+    ranges: tuple[tuple[str, int | None, int | None], ...],
+    grants_of: str,
+    expires: tuple[int | None, int | None],
+) -> tuple[str, list[Any]]:
+    """The WHERE fragment of a list's date filters: each (column, from, until) where set (from
+    inclusive, until exclusive), and, where set, a grant joined by `grants_of` (a fixed condition
+    on `g`, the grants) ending in the `expires` range."""
+    parts: list[str] = []
+    args: list[Any] = []
+    for column, low, high in ranges:
+        if low is not None:
+            parts.append(f" AND {column} >= ?")
+            args.append(low)
+        if high is not None:
+            parts.append(f" AND {column} < ?")
+            args.append(high)
+    low, high = expires
+    if low is not None or high is not None:
+        parts.append(
+            f" AND EXISTS (SELECT 1 FROM user_subscriptions g WHERE {grants_of}"
+            " AND g.expires_at >= ? AND g.expires_at < ?)"
+        )
+        args += [low if low is not None else 0, high if high is not None else 2**62]
+    return "".join(parts), args

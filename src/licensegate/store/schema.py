@@ -279,6 +279,24 @@ users = sa.Table(
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "email_lower"),
     sa.Index(None, "app_id", "owner_account_id"),
+    # The dashboard's Users list: newest first, the banned alone (a partial index), search by
+    # address, and by the start of a username on PostgreSQL, whose collation may not order names
+    # byte by byte (LIKE 'prefix%' uses text_pattern_ops; SQLite's unique index serves a range).
+    sa.Index(None, "app_id", "id"),
+    sa.Index(
+        "ix_users_app_id_banned",
+        "app_id",
+        "id",
+        sqlite_where=sa.text("banned_reason IS NOT NULL"),
+        postgresql_where=sa.text("banned_reason IS NOT NULL"),
+    ),
+    sa.Index(None, "app_id", "last_ip"),
+    sa.Index(
+        "ix_users_app_id_username_pattern",
+        "app_id",
+        "username",
+        postgresql_ops={"username": "text_pattern_ops"},
+    ).ddl_if(dialect="postgresql"),
 )
 
 license_keys = sa.Table(
@@ -316,6 +334,7 @@ user_hwids = sa.Table(
     _text("hwid", nullable=False),
     _time("created_at", nullable=False),
     sa.UniqueConstraint("user_id", "hwid"),
+    sa.Index(None, "hwid"),  # the Users list's search by HWID
 )
 
 user_subscriptions = sa.Table(

@@ -6,9 +6,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 from licensegate.store.grants import LIVE_GRANT
+from licensegate.store.paging import PageRequest, escape_like, keyset, time_ranges
+from licensegate.store.subscriptions import ACTIVE_GRANT
 
 
 def _owned(reseller_id: int | None, table: str = "") -> tuple[str, tuple[int, ...]]:
@@ -255,4 +260,169 @@ async def delete_expired(db: Executor, app_id: int, now: int, *, reseller_id: in
         app_id,
         *mine_args,
         now,
+    )
+
+
+# --- browsing (the dashboard's list) ------------------------------------------------------------
+
+# What the list sorts by: each is an indexed column, so every page is an index seek.
+SORTS = {"created": "id", "username": "username"}
+STATUSES = ("all", "active", "paused", "expired", "banned")
+# Bind: now. A grant giving access now, and a user's grants as the filters read them.
+_GRANTS = "SELECT 1 FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id"
+_RUNNING = f"EXISTS ({_GRANTS} WHERE us.user_id = users.id AND {ACTIVE_GRANT})"
+_LIVE = f"EXISTS ({_GRANTS} WHERE us.user_id = users.id AND {LIVE_GRANT})"
+_STATUS_WHERE = {
+    "all": ("", 0),
+    "banned": (" AND banned_reason IS NOT NULL", 0),
+    "active": (f" AND banned_reason IS NULL AND {_RUNNING}", 1),
+    "paused": (f" AND banned_reason IS NULL AND NOT {_RUNNING} AND {_LIVE}", 2),
+    "expired": (f" AND banned_reason IS NULL AND NOT {_LIVE}", 1),
+}
+_LIST_COLUMNS = (
+    "id, username, email, banned_reason, created_at, last_login_at, last_ip, created_by, hwid_lock"
+)
+# The highest code point: a username starting with a prefix sorts before prefix + this (binary order).
+_LAST_CHAR = "\U0010ffff"
+
+
+@dataclass(frozen=True, slots=True)
+class UserQuery:
+    """Which users a list shows: every field narrows it; None/'' means any."""
+
+    now: int
+    status: str = "all"  # a STATUSES name
+    subscription_id: int | None = None  # holds a grant of it (expired ones too)
+    search: str = ""  # the start of a username, a whole HWID or a whole last IP
+    hwid: str = ""  # 'set': holds an HWID; 'none': holds none
+    created_from: int | None = None
+    created_to: int | None = None
+    login_from: int | None = None
+    login_to: int | None = None
+    expires_from: int | None = None  # holds a grant ending in this range
+    expires_to: int | None = None
+    reseller_id: int | None = None
+
+
+def _prefix(db: Executor, app_id: int, prefix: str) -> tuple[str, list[Any]]:
+    """Users whose name starts with `prefix`, through an index on both databases: SQLite compares
+    names byte by byte (the unique (app_id, username) index serves a range); PostgreSQL's
+    collation may not, so it matches LIKE 'prefix%' through the text_pattern_ops index."""
+    if db.dialect == "postgresql":
+        return "SELECT u.id FROM users u WHERE u.app_id = ? AND u.username LIKE ?", [
+            app_id,
+            escape_like(prefix) + "%",
+        ]
+    return "SELECT u.id FROM users u WHERE u.app_id = ? AND u.username >= ? AND u.username < ?", [
+        app_id,
+        prefix,
+        prefix + _LAST_CHAR,
+    ]
+
+
+def _where(db: Executor, app_id: int, query: UserQuery) -> tuple[str, list[Any]]:
+    """The WHERE clause after `app_id = ?`: fixed fragments, values bound."""
+    fragment, nows = _STATUS_WHERE[query.status]
+    parts: list[str] = [fragment]
+    args: list[Any] = [query.now] * nows
+
+    def add(text: str, *values: Any) -> None:
+        parts.append(text)
+        args.extend(values)
+
+    if query.search:
+        # A username's start, a whole HWID or a whole address: each an index lookup, never a scan.
+        # Not correlated with the outer row, so it runs once, not once per user.
+        by_name, name_args = _prefix(db, app_id, query.search)
+        add(
+            f" AND id IN ({by_name} UNION ALL SELECT h.user_id FROM user_hwids h WHERE h.hwid = ?"
+            " UNION ALL SELECT u.id FROM users u WHERE u.app_id = ? AND u.last_ip = ?)",
+            *name_args,
+            query.search,
+            app_id,
+            query.search,
+        )
+    if query.subscription_id is not None:
+        add(
+            " AND EXISTS (SELECT 1 FROM user_subscriptions g WHERE g.user_id = users.id"
+            " AND g.subscription_id = ?)",
+            query.subscription_id,
+        )
+    if query.hwid == "set":
+        add(" AND EXISTS (SELECT 1 FROM user_hwids h WHERE h.user_id = users.id)")
+    elif query.hwid == "none":
+        add(" AND NOT EXISTS (SELECT 1 FROM user_hwids h WHERE h.user_id = users.id)")
+    dates, date_args = time_ranges(
+        (
+            ("created_at", query.created_from, query.created_to),
+            ("last_login_at", query.login_from, query.login_to),
+        ),
+        "g.user_id = users.id",
+        (query.expires_from, query.expires_to),
+    )
+    add(dates, *date_args)
+    if query.reseller_id is not None:
+        add(" AND owner_account_id = ?", query.reseller_id)
+    return "".join(parts), args
+
+
+async def browse(db: Executor, app_id: int, query: UserQuery, request: PageRequest) -> list[Row]:
+    """One page of the users the query selects (`request.size + 1` rows: see `paging.finish`)."""
+    where, args = _where(db, app_id, query)
+    after, after_args, order = keyset(SORTS[request.sort], request)
+    return await db.fetch_all(
+        f"SELECT {_LIST_COLUMNS} FROM users WHERE app_id = ?{where}{after} {order} LIMIT ?",
+        app_id,
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+
+
+async def count_matching(db: Executor, app_id: int, query: UserQuery, cap: int) -> int:
+    """How many users the query selects, counting no further than `cap` + 1."""
+    where, args = _where(db, app_id, query)
+    total: int = await db.fetch_value(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM users WHERE app_id = ?{where} LIMIT ?) AS m",
+        app_id,
+        *args,
+        cap + 1,
+    )
+    return total
+
+
+async def grants_of(db: Executor, user_ids: list[int]) -> list[Row]:
+    """The grants of these users (a page of the list), with their subscription, oldest first."""
+    if not user_ids:
+        return []
+    marks = ", ".join("?" * len(user_ids))
+    return await db.fetch_all(
+        "SELECT us.id, us.user_id, us.expires_at, us.paused_at, us.key_id, us.created_at, "
+        "s.id AS subscription_id, s.name AS subscription, s.level, s.paused_at AS subscription_paused_at, "
+        "(SELECT paused_at FROM apps WHERE id = s.app_id) AS app_paused_at "
+        "FROM user_subscriptions us JOIN subscriptions s ON s.id = us.subscription_id "
+        f"WHERE us.user_id IN ({marks}) ORDER BY us.id",
+        *user_ids,
+    )
+
+
+async def hwids_of(db: Executor, user_ids: list[int]) -> list[Row]:
+    """The HWIDs these users hold, oldest first."""
+    if not user_ids:
+        return []
+    marks = ", ".join("?" * len(user_ids))
+    return await db.fetch_all(
+        f"SELECT user_id, hwid, created_at FROM user_hwids WHERE user_id IN ({marks}) ORDER BY id",
+        *user_ids,
+    )
+
+
+async def one(db: Executor, app_id: int, user_id: int, *, reseller_id: int | None = None) -> Row | None:
+    """One user as the dashboard shows it (never the password hash)."""
+    mine, mine_args = _owned(reseller_id)
+    return await db.fetch_one(
+        f"SELECT {_DETAIL_COLUMNS}, owner_account_id FROM users WHERE app_id = ? AND id = ?{mine}",
+        app_id,
+        user_id,
+        *mine_args,
     )

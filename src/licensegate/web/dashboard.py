@@ -9,7 +9,16 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from licensegate.web.pages import account, apps, license_actions, licenses, signin, subscriptions, variables
+from licensegate.web.pages import (
+    account,
+    apps,
+    license_actions,
+    licenses,
+    signin,
+    subscriptions,
+    users,
+    variables,
+)
 from licensegate.web.security import SecurityHeaders
 from licensegate.web.templating import STATIC
 from licensegate.web.visit import Access, Visit, error_page, page
@@ -56,6 +65,7 @@ def dashboard_app() -> ASGIApp:
         *subscriptions.ROUTES,
         *variables.ROUTES,
         *license_actions.ROUTES,
+        *users.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -236,13 +236,19 @@ async def data(call: SellerCall) -> dict[str, Any]:
     params=[
         USER,
         Param("reason", max_length=256, doc=f"shown to the user (default: {users.DEFAULT_BAN_REASON})"),
+        Param(
+            "blacklistIp",
+            "bool",
+            max_length=5,
+            doc="0: leave the user's last IP off the blacklist (a shared address); default 1",
+        ),
     ],
     returns={},
 )
 async def ban(call: SellerCall) -> dict[str, Any]:
-    """Ban the user, end their sessions at once and blacklist their HWIDs and last IP. Banning
-    again replaces the reason. A caller without the `blacklists` area (a reseller, a manager
-    without it) bans without blacklisting anything."""
+    """Ban the user, end their sessions at once and blacklist their HWIDs and last IP (with
+    blacklistIp=0: their HWIDs only). Banning again replaces the reason. A caller without the
+    `blacklists` area (a reseller, a manager without it) bans without blacklisting anything."""
     await users.ban_by_name(
         call.db,
         call.scope,
@@ -250,6 +256,7 @@ async def ban(call: SellerCall) -> dict[str, Any]:
         call.args.opt_text("reason") or users.DEFAULT_BAN_REASON,
         call.now(),
         blacklist_as=call.blacklist_as,
+        blacklist_ip=call.args.flag("blacklistIp", default=True),
     )
     return {"message": "Successfully banned user!"}
 

@@ -3,20 +3,18 @@ paged, exported (CSV or JSON, streamed); a reseller sees only the keys it genera
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from licensegate.domain import licenses, subscriptions
 from licensegate.domain.licenses import KeyQuery
 from licensegate.domain.paging import PageRequest
 from licensegate.domain.permissions import Reseller, Scope
+from licensegate.web import export as export_view
 from licensegate.web.listing import Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Visit, page
@@ -183,9 +181,9 @@ async def export(visit: Visit) -> Response:
     """The filtered view as CSV or JSON, streamed in batches read by keyset (any size, constant
     memory); never password hashes or anything secret beyond the keys themselves."""
     app, view = await _open(visit)
-    fmt = visit.request.query_params.get("format", "csv")
-    if fmt not in ("csv", "json"):
-        return visit.render("error.html", status=400, title="Not accepted", message="Export as csv or json.")
+    fmt = export_view.chosen_format(visit)
+    if fmt is None:
+        return export_view.refused(visit)
     db, query, scope = visit.services.db, key_query(view), Scope(app.id, reseller_of(visit))
 
     async def rows() -> AsyncIterator[dict[str, Any]]:
@@ -199,40 +197,7 @@ async def export(visit: Visit) -> Response:
             last = found.rows[-1]
             request = PageRequest("created", False, EXPORT_BATCH, licenses.position_after(last))
 
-    async def as_csv() -> AsyncIterator[bytes]:
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        async for row in rows():
-            writer.writerow({k: _csv_safe(v) for k, v in row.items()})
-            if out.tell() > 64 * 1024:
-                yield out.getvalue().encode()
-                out.seek(0)
-                out.truncate()
-        yield out.getvalue().encode()
-
-    async def as_json() -> AsyncIterator[bytes]:
-        yield b"["
-        first = True
-        async for row in rows():
-            yield (b"" if first else b",\n") + orjson.dumps(row)
-            first = False
-        yield b"]\n"
-
-    name = f"licenses-{app.id}.{fmt}"
-    response = StreamingResponse(
-        as_csv() if fmt == "csv" else as_json(),
-        media_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json",
-        headers={"content-disposition": f'attachment; filename="{name}"'},
-    )
-    return visit.finish(response)
-
-
-def _csv_safe(value: Any) -> Any:
-    """Cells a spreadsheet would run as a formula start with a quote instead (CSV injection)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+    return export_view.stream(visit, f"licenses-{app.id}", fmt, rows(), EXPORT_FIELDS)
 
 
 ROUTES = [
