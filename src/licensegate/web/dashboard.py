@@ -13,6 +13,7 @@ from licensegate.web.pages import (
     account,
     apps,
     license_actions,
+    license_import,
     licenses,
     signin,
     subscriptions,
@@ -66,6 +67,7 @@ def dashboard_app() -> ASGIApp:
         *variables.ROUTES,
         *license_actions.ROUTES,
         *users.ROUTES,
+        *license_import.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 
