@@ -95,9 +95,14 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     await seller_op(services, shop, "adduser", user="victim", expiry="30")
     await seller_op(services, shop, "setvar", user="victim", var="motd", data="hello")
     await seller_op(services, shop, "addvar", name="motd", data="hello")
-    await make_keys(services, shop, 3)
+    keys = await make_keys(services, shop, 3)
     subs = await subscriptions.list_all(services.db, shop.app_id)
-    return shop, {"app_id": str(shop.app_id), "sub_id": str(subs[0]["id"])}
+    return shop, {
+        "app_id": str(shop.app_id),
+        "sub_id": str(subs[0]["id"]),
+        "key": keys[0],
+        "username": "victim",
+    }
 
 
 async def snapshot(services: Services) -> list[Any]:
@@ -121,11 +126,15 @@ def allowed(granted: frozenset[str], area: SectionArea) -> bool:
 
 
 async def refused_everywhere_but(
-    services: Services, dash: Dashboard, granted: frozenset[str], values: dict[str, str]
+    services: Services,
+    dash: Dashboard,
+    granted: frozenset[str],
+    values: dict[str, str],
+    hidden: tuple[str, ...] = (),
 ) -> list[str]:
     """Every application route for a team account holding `granted`: the 403 page where the
     area is not granted (GET and POST, nothing changed); not 403 where it is (GET only: a POST
-    that is allowed would act)."""
+    that is allowed would act), and none of the `hidden` texts on those pages."""
     wrong: list[str] = []
     before = await snapshot(services)
     for route in app_routes():
@@ -138,6 +147,9 @@ async def refused_everywhere_but(
                 answer = await dash.http.get(url)
                 if answer.status_code == 403:
                     wrong.append(f"GET {route.path}: 403 although {area!r} is granted")
+                shown = text_of(answer.text)
+                # (a detail page of someone else's key may name the key its URL asked for)
+                wrong += [f"GET {url} shows {text!r}" for text in hidden if text in shown and text not in url]
             continue
         if route.method == "GET":
             answer = await dash.http.get(url)
@@ -178,7 +190,9 @@ async def test_team_accounts_reach_only_their_areas(services: Services, role: st
         assert home.status_code == 200
         expected = {s.slug for s in SECTIONS if allowed(areas, s.area)}
         assert nav_links(home.text, shop.app_id) == expected
-        assert await refused_everywhere_but(services, dash, areas, values) == []
+        # A reseller sees none of the keys and users it did not make, on any page it reaches.
+        hidden = (values["key"], values["username"]) if role == "reseller" else ()
+        assert await refused_everywhere_but(services, dash, areas, values, hidden) == []
         created = await dash.post("/dashboard/apps", {"name": "Mine now"}, follow=False)
         assert created.status_code == 403
 

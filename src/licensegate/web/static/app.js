@@ -13,17 +13,6 @@
     event.detail.headers["X-CSRF-Token"] = csrfToken();
   });
 
-  // A form posted by htmx that the server refuses (400, 403, 404, 409, 429) comes back as the
-  // page with the error next to its field: show it, as a plain post would.
-  document.addEventListener("htmx:beforeSwap", function (event) {
-    var status = event.detail.xhr.status;
-    var verb = event.detail.requestConfig ? event.detail.requestConfig.verb : "get";
-    if (verb !== "get" && status >= 400 && status < 500) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    }
-  });
-
   // Confirmations: a form with data-confirm asks in the page's <dialog> before it is sent.
   // Without script the server asks on a page of its own; either way it sees confirmed=1.
   function confirmForm(form) {
