@@ -184,3 +184,21 @@ async def test_an_unreachable_redis_still_limits(caplog: pytest.LogCaptureFixtur
         assert _fallbacks(caplog) == 1
     finally:
         await limiter.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+async def test_hit_all_stops_counting_at_the_first_refusal(backend: str) -> None:
+    clock = MovableClock(start=1_000_000_000)  # 10 s into a 60 s window
+    limiter = (
+        MemoryRateLimiter(clock)
+        if backend == "memory"
+        else RedisRateLimiter(REDIS_URL, clock, f"test-{secrets.token_hex(4)}")
+    )
+    try:
+        narrow = [("address", 2, 60), ("app", 5, 3600)]
+        assert [await limiter.hit_all(narrow) for _ in range(4)] == [0, 0, 20, 20]
+        # The application's counter saw only the two requests the address was allowed.
+        wider = [("other", 9, 60), ("app", 5, 3600)]
+        assert [await limiter.hit_all(wider) for _ in range(4)] == [0, 0, 0, 800]  # 800 s to the hour
+    finally:
+        await limiter.close()

@@ -52,3 +52,15 @@ def client_ip(scope: Mapping[str, Any], proxies: tuple[IPNetwork, ...]) -> str:
         if not _trusted(address, proxies):
             break
     return str(nearest)
+
+
+def counted_as(ip: str) -> str:
+    """What a rate limit counts an address as: an IPv4 address itself, an IPv6 address its /64
+    (one subscriber usually holds a whole /64, so counting single IPv6 addresses would let one
+    caller spread over 2**64 of them)."""
+    if ":" not in ip:
+        return ip
+    try:
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    except ValueError:
+        return ip

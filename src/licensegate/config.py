@@ -124,6 +124,18 @@ class Settings:
         3000, "seller API requests allowed per application per window", minimum=1
     )
     seller_rate_window: int = setting(60, "that window, in seconds", minimum=1)
+    client_address_limit: int = setting(
+        300,
+        "client API requests one address may make to one application per window (an IPv6 address "
+        "counts with its whole /64); past it that address is answered 429 with `Retry-After`, others not",
+        minimum=1,
+    )
+    client_session_limit: int = setting(
+        120, "client API requests one client session may make per window; past it 429", minimum=1
+    )
+    client_limit_window: int = setting(
+        60, "that window (of the address and session limits), in seconds", minimum=1
+    )
     log_lines_per_session: int = setting(
         100, "client log lines (`log`) one client session may store; more are refused", minimum=1
     )

@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import logging
 import math
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from licensegate.clock import Clock
@@ -25,6 +26,20 @@ if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count
 """
 
+# Several counters in order, in one round trip: each is counted until one is over its limit (its
+# 1-based position is returned, 0 when none is), so a request refused by a narrow counter (its
+# address) is not counted by the broader ones after it (its application).
+_REDIS_HIT_ALL = """
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  if count == 1 then redis.call('EXPIRE', key, ARGV[2 * i]) end
+  if count > tonumber(ARGV[2 * i - 1]) then return i end
+end
+return 0
+"""
+
+Check = tuple[str, int, int]  # (key, limit, window in seconds)
+
 
 def _bucket(key: str) -> str:
     # Keys can contain usernames or license keys; only a digest of them is kept.
@@ -34,6 +49,12 @@ def _bucket(key: str) -> str:
 class RateLimiter(Protocol):
     async def hit(self, key: str, limit: int, window: int) -> int:
         """Count one request; return 0 if it is allowed, else the seconds until it would be."""
+        ...
+
+    async def hit_all(self, checks: Sequence[Check]) -> int:
+        """Count one request against each `(key, limit, window)` in order, stopping at the first
+        that is over its limit (later ones are not counted); 0 if all allow it, else the seconds
+        until the refusing one would."""
         ...
 
     @property
@@ -67,6 +88,13 @@ class MemoryRateLimiter:
             return max(1, end - now)
         return 0
 
+    async def hit_all(self, checks: Sequence[Check]) -> int:
+        for key, limit, window in checks:
+            retry_after = await self.hit(key, limit, window)
+            if retry_after:
+                return retry_after
+        return 0
+
     def _sweep(self, now: int) -> None:
         self._hits_since_sweep += 1
         if self._hits_since_sweep < 10_000:
@@ -93,6 +121,7 @@ class RedisRateLimiter:
         self._prefix = prefix
         self._redis: Any = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._script = self._redis.register_script(_REDIS_HIT)
+        self._script_all = self._redis.register_script(_REDIS_HIT_ALL)
         self._last_warning = 0
 
     async def count(self, key: str, limit: int, window: int) -> int:
@@ -112,15 +141,42 @@ class RedisRateLimiter:
             return max(1, end - now)
         return 0
 
+    async def count_all(self, checks: Sequence[Check]) -> int:
+        """`hit_all`, raising `RedisUnavailable` when Redis fails."""
+        now = self._clock.now()
+        keys: list[str] = []
+        args: list[int] = []
+        for key, limit, window in checks:
+            keys.append(f"{self._prefix}:rl:{window}:{now // window}:{_bucket(key)}")
+            args += [limit, window + 1]
+        try:
+            refused = int(await self._script_all(keys=keys, args=args))
+        except Exception as exc:
+            raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
+        if not refused:
+            return 0
+        window = checks[refused - 1][2]
+        return max(1, (now // window + 1) * window - now)
+
+    async def hit_all(self, checks: Sequence[Check]) -> int:
+        try:
+            return await self.count_all(checks)
+        except RedisUnavailable as exc:
+            return self._fail_open(exc)
+
     async def hit(self, key: str, limit: int, window: int) -> int:
         try:
             return await self.count(key, limit, window)
-        except RedisUnavailable as exc:  # fail open rather than refuse every request
-            now = self._clock.now()
-            if now - self._last_warning >= 60:
-                self._last_warning = now
-                log.warning("rate limiter cannot reach Redis, not limiting: %s", exc)
-            return 0
+        except RedisUnavailable as exc:
+            return self._fail_open(exc)
+
+    def _fail_open(self, exc: RedisUnavailable) -> int:
+        """Let the request through rather than refuse every request (said once a minute)."""
+        now = self._clock.now()
+        if now - self._last_warning >= 60:
+            self._last_warning = now
+            log.warning("rate limiter cannot reach Redis, not limiting: %s", exc)
+        return 0
 
     async def ping(self) -> None:
         try:
@@ -158,6 +214,14 @@ class FallbackRateLimiter:
             except RedisUnavailable as exc:
                 self._fall_back(str(exc))
         return await self._memory.hit(key, limit, window)
+
+    async def hit_all(self, checks: Sequence[Check]) -> int:
+        if self._failing is None:
+            try:
+                return await self._redis.count_all(checks)
+            except RedisUnavailable as exc:
+                self._fall_back(str(exc))
+        return await self._memory.hit_all(checks)
 
     def _fall_back(self, reason: str) -> None:
         if self._failing is not None:

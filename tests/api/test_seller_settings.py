@@ -31,7 +31,7 @@ DEFAULT_SETTINGS = {
     "seller_log": 0,
     "log_webhook": "unset",
     "tamper_action": "log",
-    "client_rate_limit": 1200,
+    "client_rate_limit": 60000,
     "client_rate_window": 60,
     "auth_rate_limit": 30,
     "auth_rate_window": 60,

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from licensegate.store.database import Executor, Row
 from licensegate.store.freezes import SUB_PAUSE, give_back
 
+CLIENT_RATE_LIMIT = 60_000  # a new application's client_rate_limit (the column's default)
+
 
 async def exists_for_account(db: Executor, account_id: int, name: str) -> bool:
     found = await db.fetch_value("SELECT 1 FROM apps WHERE account_id = ? AND name = ?", account_id, name)
@@ -27,7 +29,7 @@ async def insert(
     """`secret` and `signing_key` arrive sealed (domain.appkeys)."""
     app_id: int = await db.fetch_value(
         "INSERT INTO apps (account_id, ownerid, name, secret, signing_key, public_key, created_at, "
-        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "updated_at, client_rate_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         account_id,
         ownerid,
         name,
@@ -36,6 +38,7 @@ async def insert(
         public_key,
         now,
         now,
+        CLIENT_RATE_LIMIT,
     )
     return app_id
 

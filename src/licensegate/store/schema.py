@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from licensegate.store.apps import CLIENT_RATE_LIMIT
+
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -103,7 +105,10 @@ apps = sa.Table(
     _flag("seller_log", 0),
     _text("log_webhook_url"),  # Discord-compatible URL client logs are forwarded to
     _text("tamper_action", default="log"),  # log | ban
-    _int("client_rate_limit", 1200),  # client API requests per window per application
+    # Client API requests per window per application, all addresses together: far above what the
+    # per-address limit lets one caller send (SQLite databases made before migration 0007 keep
+    # 1200 in the column's DDL; every INSERT names the value).
+    _int("client_rate_limit", CLIENT_RATE_LIMIT),
     _int("client_rate_window", 60),
     _int("auth_rate_limit", 30),  # login-type attempts per window per (app, credential, IP)
     _int("auth_rate_window", 60),
@@ -276,6 +281,11 @@ users = sa.Table(
     _time("otp_last_step"),
     _text("otp_pending_secret"),
     _time("otp_pending_expires"),
+    # Sign-in throttling (domain.lockout): failed password checks since the last success or lock,
+    # the end of the current lock-out, and how many lock-outs came in a row (each doubles the next).
+    _int("failed_logins", 0),
+    _time("locked_until"),
+    _int("lockouts", 0),
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "email_lower"),
     sa.Index(None, "app_id", "owner_account_id"),

@@ -12,7 +12,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from licensegate.addresses import client_ip
+from licensegate.addresses import client_ip, counted_as
 from licensegate.api.client import legacy
 from licensegate.api.client.answers import Answering, read_clientnonce
 from licensegate.api.client.legacy import Cipher10
@@ -73,15 +73,12 @@ async def handle(
     if app.paused and session is not None:  # pausing ends the sessions; this closes the race
         overrides = await services.messages.get(db, app.id)
         raise errorcodes.APP_PAUSED(Messages(overrides)("pausedApp"))
-    retry_after = await services.limiter.hit(
-        f"client:{app.id}", app.client_rate_limit, app.client_rate_window
-    )
-    if retry_after:
-        raise RateLimited(retry_after, "This application has sent too many requests; try again later.")
+    ip = client_ip(request.scope, settings.trusted_proxies)
+    await _limit(services, app, session, ip)
     call = ClientCall(
         services=services,
         args=op.parse_args(raw),
-        ip=client_ip(request.scope, settings.trusted_proxies),
+        ip=ip,
         ownerid=ownerid,
         app=app,
         session=session,
@@ -95,6 +92,21 @@ async def handle(
     dialect = answering.dialect
     success = client_success(ownerid, message, body, dialect.success_code(op))
     return await answering.respond(services, dialect.shape(op.type, success), 200)
+
+
+async def _limit(services: Services, app: ClientApp, session: ClientSession | None, ip: str) -> None:
+    """The client API's rate limits, narrowest first: the caller's address (at this application),
+    its session, then the whole application (far above what one address may send, so one abuser
+    cannot use it up for everyone). A request refused by one is not counted by the broader ones."""
+    settings = services.settings
+    window = settings.client_limit_window
+    checks = [(f"client-address:{app.id}:{counted_as(ip)}", settings.client_address_limit, window)]
+    if session is not None:
+        checks.append((f"client-session:{app.id}:{session.id}", settings.client_session_limit, window))
+    checks.append((f"client:{app.id}", app.client_rate_limit, app.client_rate_window))
+    retry_after = await services.limiter.hit_all(checks)
+    if retry_after:
+        raise RateLimited(retry_after, "Too many requests; try again later.")
 
 
 async def _named_app(services: Services, raw: dict[str, str], answering: Answering) -> None:
