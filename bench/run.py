@@ -216,6 +216,8 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
             folder,
             args.workers,
             LICENSEGATE_SELLER_RATE_LIMIT=UNLIMITED,
+            LICENSEGATE_CLIENT_ADDRESS_LIMIT=UNLIMITED,  # the load comes from one address
+            LICENSEGATE_CLIENT_SESSION_LIMIT=UNLIMITED,
         )
         try:
             targets = [Target("healthz", "GET", lambda: ["/healthz"])]

@@ -136,6 +136,32 @@ class Settings:
     client_limit_window: int = setting(
         60, "that window (of the address and session limits), in seconds", minimum=1
     )
+    seller_key_failures: int = setting(
+        20,
+        "wrong seller keys one address may present per window; past it every seller API request "
+        "from that address is answered 429 with `Retry-After` (a right key included) until the window ends",
+        minimum=1,
+    )
+    seller_key_failure_window: int = setting(600, "that window, in seconds", minimum=1)
+    login_address_limit: int = setting(
+        100,
+        "client sign-in attempts (Login, register, License Login, Upgrade Access, Forgot Password, "
+        "2FA codes) one address may make at one application per window, whatever the username or key",
+        minimum=1,
+    )
+    login_address_window: int = setting(600, "that window, in seconds", minimum=1)
+    login_lock_failures: int = setting(
+        10,
+        "wrong passwords in a row (from any address) that lock a user's password sign-in; an unknown "
+        "username is refused the same way after as many",
+        minimum=1,
+    )
+    login_lock_seconds: int = setting(
+        300,
+        "how long the first lock-out lasts; each further one in a row lasts twice as long as the one before",
+        minimum=1,
+    )
+    login_lock_max: int = setting(3600, "the longest a lock-out lasts, in seconds", minimum=1)
     log_lines_per_session: int = setting(
         100, "client log lines (`log`) one client session may store; more are refused", minimum=1
     )

@@ -57,6 +57,11 @@ class RateLimiter(Protocol):
         until the refusing one would."""
         ...
 
+    async def peek(self, key: str, limit: int, window: int) -> int:
+        """Without counting: 0 if `key` has been hit fewer than `limit` times in this window, else
+        the seconds until the window ends (for limits on failures, counted only once they fail)."""
+        ...
+
     @property
     def status(self) -> str:
         """Where the counters are now: `in-process`, `redis`, or `in-process (Redis unavailable)`."""
@@ -85,6 +90,14 @@ class MemoryRateLimiter:
         self._counts[bucket] = (end, count)
         self._sweep(now)
         if count > math.ceil(limit / self._workers):
+            return max(1, end - now)
+        return 0
+
+    async def peek(self, key: str, limit: int, window: int) -> int:
+        now = self._clock.now()
+        end = (now // window + 1) * window
+        current_end, count = self._counts.get(f"{window}:{key}", (end, 0))
+        if current_end == end and count >= math.ceil(limit / self._workers):
             return max(1, end - now)
         return 0
 
@@ -140,6 +153,24 @@ class RedisRateLimiter:
         if count > limit:
             return max(1, end - now)
         return 0
+
+    async def count_peeked(self, key: str, limit: int, window: int) -> int:
+        """`peek`, raising `RedisUnavailable` when Redis fails."""
+        now = self._clock.now()
+        index = now // window
+        try:
+            found = await self._redis.get(f"{self._prefix}:rl:{window}:{index}:{_bucket(key)}")
+        except Exception as exc:
+            raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
+        if found is not None and int(found) >= limit:
+            return max(1, (index + 1) * window - now)
+        return 0
+
+    async def peek(self, key: str, limit: int, window: int) -> int:
+        try:
+            return await self.count_peeked(key, limit, window)
+        except RedisUnavailable as exc:
+            return self._fail_open(exc)
 
     async def count_all(self, checks: Sequence[Check]) -> int:
         """`hit_all`, raising `RedisUnavailable` when Redis fails."""
@@ -214,6 +245,14 @@ class FallbackRateLimiter:
             except RedisUnavailable as exc:
                 self._fall_back(str(exc))
         return await self._memory.hit(key, limit, window)
+
+    async def peek(self, key: str, limit: int, window: int) -> int:
+        if self._failing is None:
+            try:
+                return await self._redis.count_peeked(key, limit, window)
+            except RedisUnavailable as exc:
+                self._fall_back(str(exc))
+        return await self._memory.peek(key, limit, window)
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
         if self._failing is None:

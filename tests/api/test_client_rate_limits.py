@@ -14,6 +14,7 @@ import pytest
 
 from licensegate.addresses import counted_as
 from licensegate.app import build_app
+from licensegate.clock import Clock
 from licensegate.config import Settings
 from licensegate.services import Services
 from tests.conftest import make_settings
@@ -40,27 +41,37 @@ def settings(db_url: str, tmp_path: Path, limiter_backend: str) -> Settings:
 
 
 class Addresses:
-    """One application reached from several client addresses."""
+    """One application reached from several client addresses (its seller from 192.0.2.250)."""
 
-    def __init__(self, services: Services, seller: Seller) -> None:
+    seller: Seller
+
+    def __init__(self, services: Services) -> None:
         self.app = build_app(services.settings, services)
-        self.seller = seller
         self._open: list[httpx.AsyncClient] = []
 
-    def client(self, ip: str, headers: dict[str, str] | None = None) -> Client:
+    def http(self, ip: str, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=self.app, client=(ip, 40000))
         http = httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers)
         self._open.append(http)
-        return Client(http, self.seller.ownerid, self.seller.name)
+        return http
+
+    def client(self, ip: str, headers: dict[str, str] | None = None) -> Client:
+        return Client(self.http(ip, headers), self.seller.ownerid, self.seller.name)
 
     async def close(self) -> None:
         for http in self._open:
             await http.aclose()
 
+    @classmethod
+    async def of(cls, services: Services) -> Addresses:
+        made = cls(services)
+        made.seller = await create_seller(services, made.http("192.0.2.250"))
+        return made
+
 
 @pytest.fixture
-async def addresses(services: Services, seller: Seller) -> AsyncIterator[Addresses]:
-    made = Addresses(services, seller)
+async def addresses(services: Services) -> AsyncIterator[Addresses]:
+    made = await Addresses.of(services)
     try:
         yield made
     finally:
@@ -89,14 +100,12 @@ async def test_one_address_flooding_init_is_refused_while_other_addresses_are_se
 
 @asynccontextmanager
 async def limited(
-    db_url: str, tmp_path: Path, backend: str, **overrides: object
+    db_url: str, tmp_path: Path, backend: str, clock: Clock | None = None, **overrides: object
 ) -> AsyncIterator[tuple[Services, Addresses]]:
     """An application served with these settings, reached from several addresses."""
-    services = await Services.open(limits_settings(db_url, tmp_path, backend, **overrides))
+    services = await Services.open(limits_settings(db_url, tmp_path, backend, **overrides), clock=clock)
     try:
-        async with httpx.AsyncClient() as unused:
-            seller = await create_seller(services, unused)
-        addresses = Addresses(services, seller)
+        addresses = await Addresses.of(services)
         try:
             yield services, addresses
         finally:

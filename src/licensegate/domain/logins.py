@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from licensegate.domain import blacklists, errorcodes, tokens, totp
+from licensegate.domain import blacklists, errorcodes, lockout, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
@@ -238,14 +238,19 @@ async def login(
     otp_code: str | None,
     msg: Messages,
     now: int,
+    guard: lockout.Guard,
 ) -> Login:
+    """A password sign-in; wrong passwords in a row lock it for a while (`domain.lockout`)."""
     check_hwid(app, client.hwid, msg)
     account = account_of(await store.user_by_name(db, app.id, username))
     refused = errorcodes.INVALID_CREDENTIALS(msg("invalidcredentials"))
     if account is None:
+        await guard.refuse_unknown(app.id, username, msg)
         await passwords.verify(passwords.dummy_hash, password, queue=app.id)  # as long as a wrong password
+        await guard.unknown_failed(app.id, username)
         raise refused
     user = account.user
+    await guard.refuse_locked(user, account.hwids, client.hwid, client.ip, msg, now)
     stored: str | None = user["password_hash"]
     if stored is None:
         if user["created_by"] == LICENSE_USER:
@@ -253,7 +258,9 @@ async def login(
         # Created without a password (seller API `adduser`): the first login sets it.
         await store.set_first_password(db, user["user_id"], await passwords.hash(password, queue=app.id))
     elif not await passwords.verify(stored, password, queue=app.id):
+        await guard.failed(db, user, now)
         raise refused
+    await guard.succeeded(db, user)
     return await admit(db, app, account, client, credential=username, otp_code=otp_code, msg=msg, now=now)
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from licensegate import ids
 from licensegate.domain import errorcodes
 from licensegate.domain import permissions as perms
+from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.permissions import SellerIdentity
+from licensegate.ratelimit import RateLimiter
 from licensegate.store import sellerkeys as store
 from licensegate.store.database import DatabaseUnavailable, Executor
 
@@ -46,6 +49,35 @@ async def issue_key(
         account_id=account_id,
     )
     return key
+
+
+WRONG_KEY_ERRORS = frozenset({"invalid_seller_key", "unknown_seller_key"})
+
+
+@dataclass(frozen=True, slots=True)
+class FailureLimit:
+    """Wrong seller keys one address may present per window (`LICENSEGATE_SELLER_KEY_FAILURES`)."""
+
+    limiter: RateLimiter
+    failures: int
+    window: int
+
+
+async def authenticate_from(
+    db: Executor, key: str | None, now: int, address: str, limit: FailureLimit
+) -> SellerIdentity:
+    """`authenticate`, for a caller at `address`: one that presented too many wrong keys (malformed
+    or unknown) in the window is refused (429 `rate_limited`) before its key is even looked at."""
+    bucket = f"seller-key-failures:{address}"
+    retry_after = await limit.limiter.peek(bucket, limit.failures, limit.window)
+    if retry_after:
+        raise RateLimited(retry_after, "Too many wrong seller keys from this address; try again later.")
+    try:
+        return await authenticate(db, key, now)
+    except Refusal as refusal:
+        if refusal.error in WRONG_KEY_ERRORS:
+            await limit.limiter.hit(bucket, limit.failures, limit.window)
+        raise
 
 
 async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentity:

@@ -294,6 +294,9 @@ async def details(db: Executor, scope: Scope, username: str, now: int) -> dict[s
         "lastlogin": _when(row["last_login_at"]),
         "banned": row["banned_reason"],
         "created_by": row["created_by"],
+        "failed_logins": row["failed_logins"],
+        "locked_until": _when(row["locked_until"]) if (row["locked_until"] or 0) > now else None,
+        "lockouts": row["lockouts"],
     }
 
 
@@ -314,6 +317,13 @@ async def ban_by_name(
         await ban(
             tx, scope.app_id, user["id"], reason, now, blacklist_as=blacklist_as, blacklist_ip=blacklist_ip
         )
+
+
+async def unlock(db: Executor, scope: Scope, username: str) -> None:
+    """Lift the user's sign-in lock-out and start its count and doubling over (`domain.lockout`)."""
+    user = await get(db, scope, username)
+    if await login_store.clear_lockout(db, user["id"]) == 0:
+        raise errorcodes.USER_NOT_FOUND(username=username)
 
 
 async def unban_by_name(db: Database, scope: Scope, username: str, *, lift_blacklist: bool) -> None:

@@ -8,7 +8,7 @@ from licensegate.store.database import Executor, Row
 _USER_COLUMNS = (
     "u.id AS user_id, u.username, u.password_hash, u.banned_reason AS user_banned, u.created_at, "
     "u.created_by, u.hwid_lock AS user_hwid_lock, u.otp_enabled, u.otp_secret, u.otp_last_step, "
-    "u.last_login_at, u.last_ip"
+    "u.last_login_at, u.last_ip, u.failed_logins, u.locked_until, u.lockouts"
 )
 # The user's HWIDs as a JSON array, oldest first: the one expression the two databases spell apart.
 _HWIDS = {
@@ -157,4 +157,32 @@ async def extend_running_grant(
         user_id,
         subscription_id,
         now,
+    )
+
+
+async def count_failed_login(db: Executor, user_id: int) -> tuple[int, int]:
+    """One more wrong password: the user's failures in a row and lock-outs in a row after it."""
+    row = await db.fetch_one(
+        "UPDATE users SET failed_logins = failed_logins + 1 WHERE id = ? RETURNING failed_logins, lockouts",
+        user_id,
+    )
+    return (row["failed_logins"], row["lockouts"]) if row is not None else (0, 0)
+
+
+async def lock(db: Executor, user_id: int, until: int, failures: int) -> None:
+    """Lock the user's password sign-in until `until`, once (of concurrent failures reaching
+    `failures`, the first to get here locks and starts the count over)."""
+    await db.execute(
+        "UPDATE users SET locked_until = ?, lockouts = lockouts + 1, failed_logins = 0 "
+        "WHERE id = ? AND failed_logins >= ?",
+        until,
+        user_id,
+        failures,
+    )
+
+
+async def clear_lockout(db: Executor, user_id: int) -> int:
+    """Start the count, the lock and the doubling over; the number of users changed."""
+    return await db.execute(
+        "UPDATE users SET failed_logins = 0, locked_until = NULL, lockouts = 0 WHERE id = ?", user_id
     )

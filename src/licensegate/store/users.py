@@ -65,7 +65,7 @@ async def delete(db: Executor, user_id: int) -> int:
 
 _DETAIL_COLUMNS = (
     "id, username, email, banned_reason, created_at, last_login_at, last_ip, created_by, "
-    "hwid_lock, hwid_cooldown, hwid_reset_at"
+    "hwid_lock, hwid_cooldown, hwid_reset_at, failed_logins, locked_until, lockouts"
 )
 
 

@@ -7,7 +7,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
-from licensegate.addresses import client_ip
+from licensegate.addresses import client_ip, counted_as
 from licensegate.api.envelope import (
     failure_body,
     json_response,
@@ -30,11 +30,19 @@ KEY_PREFIX_SHOWN = 6  # the audit log tells the owner's seller keys apart by the
 
 
 async def _caller(request: Request, services: Services, sellerkey: str | None) -> Caller:
-    """Who calls: the seller key's identity, the address, and the key's prefix for the audit log."""
-    identity = await sellerkeys.authenticate(services.db, sellerkey, services.clock.now())
+    """Who calls: the seller key's identity, the address, and the key's prefix for the audit log.
+    An address that presented too many wrong keys is refused before its key is looked at."""
+    settings = services.settings
+    ip = client_ip(request.scope, settings.trusted_proxies)
+    limit = sellerkeys.FailureLimit(
+        services.limiter, settings.seller_key_failures, settings.seller_key_failure_window
+    )
+    identity = await sellerkeys.authenticate_from(
+        services.db, sellerkey, services.clock.now(), counted_as(ip), limit
+    )
     return Caller(
         identity,
-        ip=client_ip(request.scope, services.settings.trusted_proxies),
+        ip=ip,
         via=f"seller key {(sellerkey or '').strip()[:KEY_PREFIX_SHOWN]}",
     )
 

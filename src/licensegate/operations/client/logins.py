@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from licensegate.domain import logins
+from licensegate.domain import lockout, logins
 from licensegate.domain.messages import Messages
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
@@ -73,8 +73,9 @@ async def _with_password(call: ClientCall, way: Literal["register", "login"]) ->
         )
     else:
         code = call.args.opt_text("code")
+        guard = lockout.Guard(lockout.Policy.of(call.services.settings), call.services.limiter)
         login = await logins.login(
-            *who, username=username, password=password, otp_code=code, msg=msg, now=call.now()
+            *who, username=username, password=password, otp_code=code, msg=msg, now=call.now(), guard=guard
         )
     return {"message": msg("loggedInMsg"), "info": login.info}
 
@@ -113,7 +114,10 @@ async def login(call: ClientCall) -> dict[str, Any]:
     `blacklisted` (the HWID or IP address is blacklisted; checked at every login), `otp_required`,
     `otp_invalid`, `hwid_mismatch` (HWID lock: not one of the user's HWIDs and no more may be
     bound), `hwid_required`, `hwid_too_short`, `subscription_paused`, `no_active_subscription`,
-    `rate_limited` (429)."""
+    `rate_limited` (429: too many attempts from this address, or the username is locked after
+    `LICENSEGATE_LOGIN_LOCK_FAILURES` wrong passwords in a row from anywhere; a locked user still
+    signs in from one of their HWIDs or their last login's address, and the owner lifts a lock
+    with `unlockuser`)."""
     return await _with_password(call, "login")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from licensegate.addresses import counted_as
 from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited
@@ -47,10 +48,24 @@ class ClientCall:
             raise errorcodes.SESSION_NOT_VALIDATED((await self.messages())("sessionunauthed"))
 
     async def limit_attempts(self, credential: str) -> None:
-        """The stricter limit on attempts at one username or key from one address."""
-        key = f"auth:{self.app.id}:{credential}:{self.ip}"
-        retry_after = await self.services.limiter.hit(
-            key, self.app.auth_rate_limit, self.app.auth_rate_window
+        """The stricter limits on sign-in attempts: at one username or key from one address (the
+        application's `auth_rate_limit`), and from one address whatever the username or key
+        (`LICENSEGATE_LOGIN_ADDRESS_LIMIT`), so random usernames or keys are limited too."""
+        settings = self.services.settings
+        address = counted_as(self.ip)
+        retry_after = await self.services.limiter.hit_all(
+            [
+                (
+                    f"auth:{self.app.id}:{credential}:{address}",
+                    self.app.auth_rate_limit,
+                    self.app.auth_rate_window,
+                ),
+                (
+                    f"auth-address:{self.app.id}:{address}",
+                    settings.login_address_limit,
+                    settings.login_address_window,
+                ),
+            ]
         )
         if retry_after:
             raise RateLimited(retry_after, (await self.messages())("ratelimited"))

@@ -219,6 +219,9 @@ async def exists(call: SellerCall) -> dict[str, Any]:
         "lastlogin": "Unix seconds as a string, or null",
         "banned": "the ban reason, or null",
         "created_by": "",
+        "failed_logins": "wrong passwords in a row since the last right one or lock-out (integer)",
+        "locked_until": "Unix seconds as a string while password sign-in is locked, else null",
+        "lockouts": "lock-outs in a row (integer); each lasts twice as long as the one before",
     },
 )
 async def data(call: SellerCall) -> dict[str, Any]:
@@ -259,6 +262,18 @@ async def ban(call: SellerCall) -> dict[str, Any]:
         blacklist_ip=call.args.flag("blacklistIp", default=True),
     )
     return {"message": "Successfully banned user!"}
+
+
+@registry.operation(
+    "unlockuser", group=GROUP, summary="Unlock User", area=AREA, mutates=True, params=[USER], returns={}
+)
+async def unlock(call: SellerCall) -> dict[str, Any]:
+    """Lift the user's sign-in lock-out now, and start the count of wrong passwords and the
+    doubling of lock-outs over. Wrong passwords in a row from any address lock a user's password
+    sign-in for `LICENSEGATE_LOGIN_LOCK_SECONDS`, doubling up to `LICENSEGATE_LOGIN_LOCK_MAX`;
+    `userdata` shows the state. Succeeds whether or not the user is locked."""
+    await users.unlock(call.db, call.scope, call.args.text("user"))
+    return {"message": "Successfully unlocked user!"}
 
 
 @registry.operation(
