@@ -1,7 +1,7 @@
 """client limits per address and sign-in lock-out
 
 Revision ID: 0007
-Revises: 0011
+Revises: 0010
 Create Date: 2026-11-25 04:20:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
