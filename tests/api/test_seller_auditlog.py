@@ -79,10 +79,13 @@ async def test_a_handler_that_describes_nothing_records_its_parameters(seller: S
     await seller.ok("setcooldown", user="noel", cooldown=60)
     entry = (await seller.ok("fetchauditlogs", action="setcooldown"))["logs"][0]
     assert (entry["target"], entry["before"], entry["after"]) == (
-        None,
+        "user:noel",  # an end user's operation names its user, so the user's page finds it
         None,
         {"user": "noel", "cooldown": 60},
     )
+    await seller.ok("delexpusers")  # no user named: no target
+    entry = (await seller.ok("fetchauditlogs", action="delexpusers"))["logs"][0]
+    assert entry["target"] is None
 
 
 async def test_updatesettings_records_before_and_after_of_what_changed(

@@ -469,3 +469,21 @@ async def key_of_user(db: Executor, scope: Scope, username: str) -> str:
     if key is None:
         raise errorcodes.KEY_NOT_FOUND("License not found")
     return key
+
+
+# --- one key, and a user's keys (the dashboard's detail pages) --------------------------------
+
+
+async def by_id(db: Executor, scope: Scope, key_id: int) -> dict[str, Any]:
+    """One key with its latest expiry (a reseller: only a key it generated)."""
+    row = await store.find_by_id(db, scope.app_id, key_id, reseller_id=scope.reseller_id)
+    if row is None:
+        raise errorcodes.KEY_NOT_FOUND("This key does not exist, or is not yours.")
+    return dict(row)
+
+
+async def of_user(db: Executor, scope: Scope, user_id: int) -> list[dict[str, Any]]:
+    """The keys a user redeemed (a reseller: those it generated)."""
+    return [
+        dict(row) for row in await store.of_user(db, scope.app_id, user_id, reseller_id=scope.reseller_id)
+    ]

@@ -188,3 +188,12 @@ async def kill_by_ip(db: Executor, app_id: int, ip: str) -> tuple[str, int]:
     address and how many sessions ended."""
     canonical = parse_ip(ip)
     return canonical, await store.delete_by_ip(db, app_id, canonical)
+
+
+USER_SESSIONS_SHOWN = 100
+
+
+async def of_user(db: Executor, app_id: int, user_id: int, now: int) -> list[dict[str, Any]]:
+    """The user's open sessions, newest first (at most USER_SESSIONS_SHOWN)."""
+    rows = await store.of_user(db, app_id, user_id, now, USER_SESSIONS_SHOWN)
+    return [dict(row) for row in rows]

@@ -376,3 +376,28 @@ async def key_of_user(
         *mine_args,
     )
     return key
+
+
+# --- one key, and a user's keys (the dashboard's detail pages) --------------------------------
+
+
+async def find_by_id(db: Executor, app_id: int, key_id: int, *, reseller_id: int | None = None) -> Row | None:
+    mine, mine_args = _creator(reseller_id)
+    return await db.fetch_one(
+        f"SELECT {COLUMNS}, {_EXPIRES} AS expires_at FROM license_keys WHERE app_id = ? AND id = ?{mine}",
+        app_id,
+        key_id,
+        *mine_args,
+    )
+
+
+async def of_user(db: Executor, app_id: int, user_id: int, *, reseller_id: int | None = None) -> list[Row]:
+    """The keys a user redeemed, in the order redeemed (an index lookup by the redeeming user)."""
+    mine, mine_args = _creator(reseller_id)
+    return await db.fetch_all(
+        f"SELECT {COLUMNS}, {_EXPIRES} AS expires_at FROM license_keys "
+        f"WHERE used_by_user_id = ? AND app_id = ?{mine} ORDER BY used_at, id",
+        user_id,
+        app_id,
+        *mine_args,
+    )

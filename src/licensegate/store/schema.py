@@ -585,6 +585,7 @@ client_logs = sa.Table(
     _time("created_at", nullable=False),
     sa.Index(None, "app_id", "created_at"),
     sa.Index(None, "app_id", "ip"),
+    sa.Index(None, "app_id", "credential", "created_at"),  # a user's or key's timeline
 )
 
 tamper_logs = sa.Table(
@@ -600,6 +601,8 @@ tamper_logs = sa.Table(
     _text("details"),
     _time("created_at", nullable=False),
     sa.Index(None, "app_id", "created_at"),
+    sa.Index(None, "user_id", "created_at"),  # a user's timeline
+    sa.Index(None, "app_id", "credential", "created_at"),  # a key's timeline
 )
 
 # The audit log outlives what it describes, so it holds ids without foreign keys.
@@ -619,6 +622,7 @@ audit_log = sa.Table(
     _text("prev_hash"),
     _text("entry_hash"),
     sa.Index(None, "app_id", "id"),
+    sa.Index(None, "app_id", "target", "created_at"),  # a user's timeline
 )
 
 seller_log = sa.Table(

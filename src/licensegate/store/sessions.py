@@ -218,3 +218,16 @@ async def online_usernames(db: Executor, app_id: int, now: int, limit: int, *, k
         limit,
     )
     return [row["username"] for row in rows]
+
+
+async def of_user(db: Executor, app_id: int, user_id: int, now: int, limit: int) -> list[Row]:
+    """The user's sessions still open, newest first (an index lookup by user)."""
+    return await db.fetch_all(
+        "SELECT id, credential, created_at, expires_at, validated, ip, hwid, os, client_version "
+        "FROM sessions WHERE user_id = ? AND app_id = ? AND expires_at > ? "
+        "ORDER BY created_at DESC, id DESC LIMIT ?",
+        user_id,
+        app_id,
+        now,
+        limit,
+    )

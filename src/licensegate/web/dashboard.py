@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from licensegate.web.pages import (
     account,
     apps,
+    details,
     license_actions,
     license_import,
     licenses,
@@ -68,6 +69,7 @@ def dashboard_app() -> ASGIApp:
         *license_actions.ROUTES,
         *users.ROUTES,
         *license_import.ROUTES,
+        *details.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

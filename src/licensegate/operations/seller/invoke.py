@@ -81,6 +81,22 @@ async def _run(
     return body
 
 
+USER_PARAMS = ("user", "username", "currentUsername")
+
+
+def _user_target(op: Operation[SellerCall], shown: dict[str, Any]) -> str | None:
+    """An end user's operation (users and variables areas) targets `user:<name>`, so a user's page
+    finds its audit trail by one index lookup; a name the logs shorten (a key used as a username)
+    or none targets nothing."""
+    if op.area not in ("users", "variables"):
+        return None
+    for name in USER_PARAMS:
+        value = shown.get(name)
+        if isinstance(value, str) and value and not value.endswith("…"):
+            return f"user:{value}"
+    return None
+
+
 def _secret_names(op: Operation[SellerCall]) -> frozenset[str]:
     return frozenset(name for param in op.params if param.secret for name in (param.name, *param.aliases))
 
@@ -97,6 +113,7 @@ async def _write_audit(services: Services, op: Operation[SellerCall], call: Sell
             target, before, after = note.target, note.before, note.after
         else:  # the handler described nothing: keep what was asked, without secrets
             after = sellerlog.redact(call.args.as_dict(), _secret_names(op), max_value=AUDIT_MAX_VALUE)
+            target = _user_target(op, after)
         await audit.append(
             services.db,
             audit.Entry(

@@ -149,10 +149,15 @@ async def _open(visit: Visit) -> AppPage:
 
 
 def _back(visit: Visit, app: AppPage) -> str:
-    """Where a row action returns: the list view it was posted from (never another site)."""
+    """Where a row action returns: the list view or the key's page it was posted from (never
+    another site)."""
     back = visit.form.get("back")
     base = app.path(SLUG)
-    if back == base or back.startswith(base + "?"):
+    if (
+        back == base
+        or back.startswith(base + "?")
+        or (back.startswith(base + "/") and back[len(base) + 1 :].isdigit())
+    ):
         return back
     return base
 

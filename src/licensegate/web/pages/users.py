@@ -252,10 +252,13 @@ def _user_path(app: AppPage, user: dict[str, Any], action: str = "") -> str:
 
 
 def _back_of(visit: Visit, app: AppPage) -> str:
-    """Where an action returns: the page it was taken on (a list view or a user's page), if it
-    is one of this application's pages; otherwise the list."""
+    """Where an action returns: the page it was taken on (a list view, a user's or a key's page),
+    if it is one of this application's; otherwise the list."""
     wanted = visit.form.get("back") or visit.request.query_params.get("back", "")
     if wanted.startswith(app.path(SLUG)) and "//" not in wanted and "\\" not in wanted:
+        return wanted
+    keys = app.path("licenses") + "/"
+    if wanted.startswith(keys) and wanted[len(keys) :].isdigit():  # a key's page
         return wanted
     current = visit.request.url.path + (f"?{visit.request.url.query}" if visit.request.url.query else "")
     return current if visit.request.method == "GET" else app.path(SLUG)

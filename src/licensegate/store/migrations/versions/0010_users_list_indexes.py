@@ -1,4 +1,5 @@
-"""users list indexes: newest first, banned, by last IP, by username prefix (PostgreSQL), by HWID
+"""users list and detail indexes: newest first, banned, by last IP, by username prefix (PostgreSQL),
+by HWID; a user's or key's timeline (client logs, tamper reports, audit entries)
 
 Revision ID: 0010
 Revises: 0011
@@ -40,9 +41,38 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("user_hwids", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_user_hwids_hwid"), ["hwid"], unique=False)
+    # A user's (or a key's) page: its timeline.
+    with op.batch_alter_table("client_logs", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_client_logs_app_id_credential_created_at"),
+            ["app_id", "credential", "created_at"],
+            unique=False,
+        )
+    with op.batch_alter_table("tamper_logs", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_tamper_logs_user_id_created_at"), ["user_id", "created_at"], unique=False
+        )
+        batch_op.create_index(
+            batch_op.f("ix_tamper_logs_app_id_credential_created_at"),
+            ["app_id", "credential", "created_at"],
+            unique=False,
+        )
+    with op.batch_alter_table("audit_log", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_audit_log_app_id_target_created_at"),
+            ["app_id", "target", "created_at"],
+            unique=False,
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("audit_log", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_audit_log_app_id_target_created_at"))
+    with op.batch_alter_table("tamper_logs", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_tamper_logs_app_id_credential_created_at"))
+        batch_op.drop_index(batch_op.f("ix_tamper_logs_user_id_created_at"))
+    with op.batch_alter_table("client_logs", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_client_logs_app_id_credential_created_at"))
     with op.batch_alter_table("user_hwids", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_user_hwids_hwid"))
     if op.get_bind().dialect.name == "postgresql":
