@@ -118,11 +118,15 @@ class PrivatePostgres:
                 os.kill(pid, signal.SIGCONT)
         self._frozen = []
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server at once (its connections drop); `stop` still cleans up after it."""
         self.thaw()
         subprocess.run(
             _as_server_user([_binary("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]),
             capture_output=True,
             timeout=60,
         )
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.folder, ignore_errors=True)

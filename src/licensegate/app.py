@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -15,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from licensegate import readiness
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
@@ -53,6 +55,16 @@ _HEALTHY = b'{"status":"ok"}'
 async def healthz(_request: Request) -> Response:
     """Answers without touching the database: the ceiling benchmarks measure against."""
     return Response(_HEALTHY, media_type="application/json")
+
+
+async def readyz(request: Request) -> Response:
+    """The database (a real query, briefly) and Redis when configured: 200, or 503 naming the
+    check that failed (`readiness`)."""
+    services: Services = request.app.state.services
+    status, body = await readiness.report(services.db, services.limiter, services.settings.ready_timeout)
+    return Response(
+        orjson.dumps(body), status, media_type="application/json", headers={"Cache-Control": "no-store"}
+    )
 
 
 async def openapi_document(request: Request) -> Response:
@@ -188,6 +200,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
     # The hot routes: FastPaths sends them straight to their endpoints.
     hot = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        Route("/readyz", readyz, methods=["GET", "HEAD"]),
         *(
             Route(path, client.endpoints[version], methods=sorted(dialect.methods))
             for version, dialect in client.DIALECTS.items()

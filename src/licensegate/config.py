@@ -184,6 +184,12 @@ class Settings:
         "all of it, other statements get `LICENSEGATE_PG_TIMEOUT`",
         minimum=1,
     )
+    ready_timeout: int = setting(
+        2,
+        "seconds `/readyz` waits for the database's answer (and Redis's, within "
+        "`LICENSEGATE_REDIS_TIMEOUT_MS`) before it reports the check failed",
+        minimum=1,
+    )
     sqlite_wal_bytes: int = setting(
         64 * 1024 * 1024,
         "size above which SQLite's write-ahead log file is emptied (within about a second) once its "

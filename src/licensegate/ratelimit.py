@@ -62,6 +62,10 @@ class RateLimiter(Protocol):
         the seconds until the window ends (for limits on failures, counted only once they fail)."""
         ...
 
+    async def redis_answers(self) -> bool | None:
+        """Whether Redis answers a ping now (within the short timeout); None without Redis."""
+        ...
+
     @property
     def status(self) -> str:
         """Where the counters are now: `in-process`, `redis`, or `in-process (Redis unavailable)`."""
@@ -72,6 +76,9 @@ class RateLimiter(Protocol):
 
 class MemoryRateLimiter:
     status = "in-process"
+
+    async def redis_answers(self) -> bool | None:
+        return None
 
     def __init__(self, clock: Clock, workers: int = 1) -> None:
         self._clock = clock
@@ -215,6 +222,13 @@ class RedisRateLimiter:
         except Exception as exc:
             raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
 
+    async def redis_answers(self) -> bool | None:
+        try:
+            await self.ping()
+        except RedisUnavailable:
+            return False
+        return True
+
     async def close(self) -> None:
         await self._redis.aclose()
 
@@ -262,6 +276,20 @@ class FallbackRateLimiter:
                 self._fall_back(str(exc))
         return await self._memory.hit_all(checks)
 
+    async def redis_answers(self) -> bool | None:
+        """A ping: one that fails makes the counters go in-process at once (as a failed hit does),
+        one that answers brings them back to Redis."""
+        try:
+            await self._redis.ping()
+        except RedisUnavailable as exc:
+            self._fall_back(str(exc))
+            return False
+        if self._failing is not None:
+            if self._probe is not None:
+                self._probe.cancel()
+            self._back_to_redis()
+        return True
+
     def _fall_back(self, reason: str) -> None:
         if self._failing is not None:
             return
@@ -278,10 +306,13 @@ class FallbackRateLimiter:
                 await self._redis.ping()
             except RedisUnavailable:
                 continue
-            self._failing = None
-            self._probe = None
-            log.warning("rate limiter: Redis answers again; counting in Redis")
+            self._back_to_redis()
             return
+
+    def _back_to_redis(self) -> None:
+        self._failing = None
+        self._probe = None
+        log.warning("rate limiter: Redis answers again; counting in Redis")
 
     async def close(self) -> None:
         if self._probe is not None:
