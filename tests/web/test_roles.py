@@ -83,6 +83,9 @@ def app_routes() -> list[AppRoute]:
 
 
 def fill(path: str, values: dict[str, str]) -> str:
+    """The route's URL with real ids of the populated application where its parameters name them
+    (app_id, sub_id, user_id, key_id, key, username), else 1 or x."""
+
     def one(match: re.Match[str]) -> str:
         name, _, kind = match.group(1).partition(":")
         return values.get(name, "1" if kind == "int" else "x")
@@ -97,9 +100,18 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     await seller_op(services, shop, "addvar", name="motd", data="hello")
     keys = await make_keys(services, shop, 3)
     subs = await subscriptions.list_all(services.db, shop.app_id)
+    db = services.db
+    user_id = await db.fetch_value(
+        "SELECT id FROM users WHERE app_id = ? AND username = 'victim'", shop.app_id
+    )
+    key_id = await db.fetch_value(
+        "SELECT id FROM license_keys WHERE app_id = ? AND key = ?", shop.app_id, keys[0]
+    )
     return shop, {
         "app_id": str(shop.app_id),
         "sub_id": str(subs[0]["id"]),
+        "user_id": str(user_id),
+        "key_id": str(key_id),
         "key": keys[0],
         "username": "victim",
     }
