@@ -7,6 +7,7 @@ parameter precedence, the `var` alias, fetchStats' online count)."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,3 +292,30 @@ async def test_one_zero_bodies_are_unchanged_without_a_clientnonce(app: App) -> 
         "nonce",
         "ownerid",
     ]
+
+
+async def test_unknown_paths_and_methods_carry_the_envelope_of_their_dialect(
+    app: App, dialect: lg.Dialect
+) -> None:
+    """404 and 405 under a dialect's path: `code`, a fresh `nonce`, the `ownerid` and `clientnonce`
+    the request carried (query string or form body), signed with the named
+    application's key so that its program can verify them."""
+    named = {"ownerid": app.seller.ownerid, "name": "app", "clientnonce": "c0ffee42"}
+    calls: list[tuple[str, str, dict[str, Any], int]] = [
+        ("POST", f"/api/{dialect}/nothing-here", {"params": named}, 404),
+        ("DELETE", f"/api/{dialect}/", {"params": named}, 405),
+        ("POST", f"/api/{dialect}/nothing-here", {"data": named}, 404),
+    ]
+    nonces = set()
+    for method, path, sent, status in calls:
+        response = await app.http.request(method, path, **sent)
+        assert response.status_code == status
+        body = lg.verify_answer(
+            response.content, response.headers, (app.public_key,), now=time.time(), clientnonce="c0ffee42"
+        )
+        assert body["success"] is False
+        assert body["code"] == (44 if status == 404 else 40)
+        assert re.fullmatch(r"[0-9a-f]{32}", body["nonce"])
+        assert body["ownerid"] == app.seller.ownerid
+        nonces.add(body["nonce"])
+    assert len(nonces) == len(calls)

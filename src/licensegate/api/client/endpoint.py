@@ -18,6 +18,7 @@ from licensegate.api.client.answers import Answering, read_clientnonce
 from licensegate.api.client.legacy import Cipher10
 from licensegate.api.envelope import (
     CLIENT_1_0,
+    DIALECTS,
     ClientDialect,
     client_failure,
     client_success,
@@ -193,20 +194,34 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
 endpoint = endpoint_for(CLIENT_1_0)
 
 
+def _dialect_of_path(path: str) -> ClientDialect:
+    """The dialect whose path a request went under (`/api/1.3/nope` is 1.3's), else 1.0's."""
+    for dialect in DIALECTS.values():
+        if path == dialect.paths[1] or path.startswith(dialect.paths[0]):
+            return dialect
+    return CLIENT_1_0
+
+
 async def unrouted(
     request: Request, body: dict[str, Any], status: int, headers: Mapping[str, str] | None
 ) -> Response:
-    """A 404 or 405 under `/api/` (no operation was reached): the client envelope, signed with
-    the deployment's key; its clientnonce, when the query string carries one, echoed."""
+    """A 404 or 405 under `/api/` (no operation was reached): the client envelope in the dialect of
+    the path it went under, with `code`, a fresh `nonce`, the `ownerid` and `clientnonce` the
+    request carried (query string or form body, as the dialect reads them), signed with the key
+    of the application it names, or the deployment's."""
     services: Services = request.app.state.services
-    answering = Answering(CLIENT_1_0)
-    query: dict[str, str] = {}
+    dialect = _dialect_of_path(request.url.path)
+    answering = Answering(dialect)
+    raw: dict[str, str] = {}
     try:
         query = read_query(request, services.settings.max_query_bytes)
-        answering.clientnonce = read_clientnonce(query)
+        raw = dialect.merge(query, await read_form_body(request, services.settings.max_body_bytes))
+        answering.clientnonce = read_clientnonce(raw)
     except Refusal:
-        pass  # a malformed query string cannot make this answer any worse
-    ownerid = query.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+        pass  # a malformed or oversized request cannot make this answer any worse
+    with contextlib.suppress(DatabaseUnavailable):
+        await _named_app(services, raw, answering)
+    ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
     kind = "not_found" if status == 404 else "invalid"
     failure = client_failure(ownerid, body["message"], body["error"], kind)
     return await answering.respond(services, failure, status, headers)
