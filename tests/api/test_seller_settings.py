@@ -38,6 +38,7 @@ DEFAULT_SETTINGS = {
     "chat_history": 50,
     "log_retention_days": 30,
     "token_validation": 0,
+    "case_insensitive_usernames": 0,
 }
 
 

@@ -37,6 +37,7 @@ APP = ClientApp(
     chat_history=50,
     log_webhook_url=None,
     token_validation=False,
+    case_insensitive_usernames=False,
     signing_key=None,
     secret="",
 )

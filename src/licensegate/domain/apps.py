@@ -43,6 +43,7 @@ class ClientApp:
     chat_history: int
     log_webhook_url: str | None
     token_validation: bool
+    case_insensitive_usernames: bool
     signing_key: str | None  # sealed (None: made before keys existed; see appkeys.sealed_keys)
     secret: str  # sealed, or in clear while signing_key is None
 
@@ -72,6 +73,7 @@ class ClientApp:
             chat_history=row["chat_history"],
             log_webhook_url=row["log_webhook_url"],
             token_validation=bool(row["token_validation"]),
+            case_insensitive_usernames=bool(row["case_insensitive_usernames"]),
             signing_key=row["signing_key"],
             secret=row["app_secret"],
         )

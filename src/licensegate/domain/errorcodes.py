@@ -478,6 +478,27 @@ INVALID_USERNAME = E(
     "A username must not contain control characters.",
     "A username contains control characters.",
 )
+USERNAME_INVISIBLE_CHARACTER = E(
+    "username_invisible_character",
+    "invalid",
+    "A username must not contain invisible or text-direction characters (found {codepoint}).",
+    "A username holds a character that shows nothing of its own: a zero-width or other format "
+    "character, a bidi control, an invisible filler or selector, or an unassigned code point.",
+)
+USERNAME_MIXED_SCRIPTS = E(
+    "username_mixed_scripts",
+    "invalid",
+    "A username must not mix {scripts} letters (they look alike).",
+    "A username mixes letters of Latin, Cyrillic and Greek, whose look-alikes impersonate names.",
+)
+USERNAMES_DIFFER_ONLY_IN_CASE = E(
+    "usernames_differ_only_in_case",
+    "conflict",
+    "Usernames cannot compare case-insensitively while names differ only in case: {names}. "
+    "Rename or delete one of each first.",
+    "`updatesettings caseinsensitiveusernames=1` while two users' names differ only in case (or "
+    "in compatibility forms).",
+)
 USERNAME_NOT_ALLOWED = E(
     "username_not_allowed",
     "invalid",

@@ -242,7 +242,7 @@ async def login(
 ) -> Login:
     """A password sign-in; wrong passwords in a row lock it for a while (`domain.lockout`)."""
     check_hwid(app, client.hwid, msg)
-    account = account_of(await store.user_by_name(db, app.id, username))
+    account = account_of(await _user_rows(db, app, username))
     refused = errorcodes.INVALID_CREDENTIALS(msg("invalidcredentials"))
     if account is None:
         await guard.refuse_unknown(app.id, username, msg)
@@ -261,7 +261,20 @@ async def login(
         await guard.failed(db, user, now)
         raise refused
     await guard.succeeded(db, user)
-    return await admit(db, app, account, client, credential=username, otp_code=otp_code, msg=msg, now=now)
+    return await admit(
+        db, app, account, client, credential=user["username"], otp_code=otp_code, msg=msg, now=now
+    )
+
+
+async def _user_rows(db: Executor, app: ClientApp, username: str) -> list[Row]:
+    """`store.user_by_name` by the name a client gave, compared by the application's rule (NFKC,
+    and case-folded where it asks). A name stored before names were normalised is still found
+    by its exact spelling."""
+    key = user_rules.lookup_key(username, case_insensitive=app.case_insensitive_usernames)
+    rows = await store.user_by_name(db, app.id, key)
+    if not rows and key != username and not app.case_insensitive_usernames:
+        rows = await store.user_by_name(db, app.id, username)
+    return rows
 
 
 # --- register and License Login: redeeming a key --------------------------------------------
@@ -300,6 +313,7 @@ async def _redeem_into_new_user(
                 tx,
                 app_id=app.id,
                 username=username,
+                username_fold=user_rules.fold(username),
                 password_hash=password_hash,
                 email=email,
                 hwid_lock=True,
@@ -344,7 +358,7 @@ async def register(
     msg: Messages,
     now: int,
 ) -> Login:
-    user_rules.check_new_username(app, username, msg)
+    username = user_rules.check_new_username(app, username, msg)
     if email is not None:
         user_rules.check_email(email)
     check_hwid(app, client.hwid, msg)
@@ -353,7 +367,7 @@ async def register(
     key_row, _ = await _usable_key(db, app, key, msg)
     if key_row["status"] != "unused":
         raise errorcodes.KEY_USED(msg("keyused"))
-    if await store.user_by_name(db, app.id, username):
+    if await _user_rows(db, app, username):
         raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
     password_hash = await passwords.hash(password, queue=app.id)  # slow by design: before the transaction
     return await _redeem_into_new_user(
@@ -416,7 +430,7 @@ async def upgrade(
     """Redeem an unused key onto an existing user: every subscription of the key's level is
     granted, a running grant of it lengthened by the key's duration. Returns their names."""
     key_row, _ = await _usable_key(db, app, key, msg)
-    account = account_of(await store.user_by_name(db, app.id, username))
+    account = account_of(await _user_rows(db, app, username))
     if account is None:
         raise errorcodes.USER_NOT_FOUND(msg("usernamenotfound"))
     user = account.user
@@ -426,7 +440,7 @@ async def upgrade(
         raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
     async with db.transaction() as tx:
         used = await license_store.mark_used(
-            tx, app.id, key_row["id"], user_id=user["user_id"], username=username, now=now
+            tx, app.id, key_row["id"], user_id=user["user_id"], username=user["username"], now=now
         )
         if used is None:
             raise errorcodes.KEY_USED(msg("keyused"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 
 from licensegate import ids
-from licensegate.domain import errorcodes
+from licensegate.domain import errorcodes, users
 from licensegate.domain.apps import ClientApp
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
@@ -28,7 +28,8 @@ async def request(
 ) -> None:
     if not mailer.configured:
         raise errorcodes.EMAIL_NOT_CONFIGURED()
-    user = await store.user_with_email(db, app.id, username, email.strip().lower())
+    key = users.lookup_key(username, case_insensitive=app.case_insensitive_usernames)
+    user = await store.user_with_email(db, app.id, key, email.strip().lower())
     if user is None:
         return
     token = secrets.token_urlsafe(32)

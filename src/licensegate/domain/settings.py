@@ -20,7 +20,8 @@ from licensegate.store import apps as app_store
 from licensegate.store import hashes as hash_store
 from licensegate.store import messages as message_store
 from licensegate.store import sessions as session_store
-from licensegate.store.database import Database, Executor, Row
+from licensegate.store import users as user_store
+from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
 SettingKind = Literal["flag", "int", "text", "url", "secret_url", "choice"]
 
@@ -65,6 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("chat_history", "chat_history", "int", 1, 1000),
     Setting("log_retention_days", "log_retention_days", "int", 1, 3650),
     Setting("token_validation", "token_validation", "flag"),
+    Setting("case_insensitive_usernames", "case_insensitive_usernames", "flag"),
 )
 BY_COLUMN: dict[str, Setting] = {setting.column: setting for setting in SETTINGS}
 assert set(BY_COLUMN) == app_store.SETTING_COLUMNS
@@ -251,6 +253,8 @@ async def update(
         changes = {column: value for column, value in checked.items() if row[column] != value}
         if changes:
             await app_store.update_settings(tx, app_id, changes, now)
+        if CASE_INSENSITIVE in changes:
+            await _rekey_usernames(tx, app_id, case_insensitive=bool(changes[CASE_INSENSITIVE]))
         for column, value in changes.items():
             setting = BY_COLUMN[column]
             before[setting.name] = shown(setting, row[column])
@@ -272,6 +276,23 @@ async def update(
             after["messages"] = text_after
         current = await app_row(tx, app_id)
     return Changed(settings=view(current), before=before, after=after)
+
+
+CASE_INSENSITIVE = "case_insensitive_usernames"
+MAX_TWINS_SHOWN = 10
+
+
+async def _rekey_usernames(tx: Executor, app_id: int, *, case_insensitive: bool) -> None:
+    """Compare the application's usernames by their case fold (or exactly again). Refused while
+    two users' names differ only in case (or compatibility forms): rename or delete one first."""
+    if case_insensitive:
+        twins = await user_store.case_twins(tx, app_id, MAX_TWINS_SHOWN)
+        if twins:
+            raise errorcodes.USERNAMES_DIFFER_ONLY_IN_CASE(names=", ".join(twins))
+    try:
+        await user_store.rekey(tx, app_id, case_insensitive=case_insensitive)
+    except UniqueViolation:  # a user registered meanwhile under a name that differs only in case
+        raise errorcodes.USERNAMES_DIFFER_ONLY_IN_CASE(names="a name registered meanwhile") from None
 
 
 async def list_messages(db: Executor, app_id: int) -> list[dict[str, Any]]:

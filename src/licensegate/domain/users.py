@@ -9,6 +9,7 @@ same transaction (domain.team).
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import replace
 from typing import Any
 
@@ -86,20 +87,66 @@ MAX_USERNAME = 64
 SECONDS_PER_DAY = 86400
 
 
+# Characters that show nothing of their own yet make a name differ: control, format (zero-width
+# characters, bidi controls), surrogate, private-use and unassigned code points, line and
+# paragraph separators, and invisible letters and selectors of other categories.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_INVISIBLE = frozenset(
+    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0}
+    | set(range(0x180B, 0x1810))
+    | set(range(0xFE00, 0xFE10))
+    | set(range(0xE0100, 0xE01F0))
+)
+# Scripts whose letters look alike: one name may use letters of only one of them.
+_LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def normalise_username(name: str) -> str:
+    """The name in NFKC (fullwidth and other compatibility forms become their plain letters),
+    refused when it holds an invisible or bidi control character or mixes Latin, Cyrillic and
+    Greek letters (`аdmin` with a Cyrillic а)."""
+    normalised = unicodedata.normalize("NFKC", name)
+    for ch in name + normalised:  # as sent (the refusal names it) and as it would be stored
+        if ord(ch) < 32 or ord(ch) == 127:
+            raise errorcodes.INVALID_USERNAME()
+        if unicodedata.category(ch) in _INVISIBLE_CATEGORIES or ord(ch) in _INVISIBLE:
+            raise errorcodes.USERNAME_INVISIBLE_CHARACTER(codepoint=f"U+{ord(ch):04X}")
+    scripts: set[str] = set()
+    for ch in normalised:
+        if ch.isalpha():
+            script = unicodedata.name(ch, "").partition(" ")[0]
+            if script in _LOOKALIKE_SCRIPTS:
+                scripts.add(script)
+    if len(scripts) > 1:
+        raise errorcodes.USERNAME_MIXED_SCRIPTS(scripts=" and ".join(sorted(scripts)).title())
+    return normalised
+
+
+def fold(name: str) -> str:
+    """The name as case-insensitive applications compare it (NFKC, case-folded, NFKC again)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def lookup_key(name: str, *, case_insensitive: bool) -> str:
+    """What a name given at login is looked up by (`users.username_key`)."""
+    return fold(name) if case_insensitive else unicodedata.normalize("NFKC", name)
+
+
 def check_username(name: str) -> str:
+    """The name to store (normalised), or a refusal."""
     if name in ALL_USERS:
         raise errorcodes.USERNAME_NOT_ALLOWED(name=name)
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise errorcodes.INVALID_USERNAME()
-    return name
+    return normalise_username(name)
 
 
-def check_new_username(app: ClientApp, username: str, msg: Messages) -> None:
-    check_username(username)
+def check_new_username(app: ClientApp, username: str, msg: Messages) -> str:
+    """The name a client asked for, normalised and checked against the application's rules."""
+    username = check_username(username)
     if len(username) < app.min_username_length:
         raise errorcodes.USERNAME_TOO_SHORT(msg("unTooShort"))
     if len(username) > MAX_USERNAME:
         raise errorcodes.USERNAME_TOO_LONG(maximum=MAX_USERNAME)
+    return username
 
 
 def check_email(email: str) -> str:
@@ -156,7 +203,7 @@ async def create(
     reseller needs the subscription's level among its own and pays one unit of the bucket
     matching the duration."""
     reseller = scope.reseller
-    check_username(username)
+    username = check_username(username)
     if email is not None:
         check_email(email)
     seconds = days_to_seconds(days)
@@ -174,6 +221,7 @@ async def create(
             tx,
             app_id=scope.app_id,
             username=username,
+            username_fold=fold(username),
             password_hash=password_hash,
             email=email,
             hwid_lock=hwid_lock,
@@ -336,15 +384,14 @@ async def unban_by_name(db: Database, scope: Scope, username: str, *, lift_black
 
 async def rename(db: Database, scope: Scope, current: str, new: str) -> None:
     """Change a username, and the copies of it kept on keys, chat messages and tokens."""
-    check_username(new)
+    new = check_username(new)
     async with db.transaction() as tx:
         await app_store.lock(tx, scope.app_id)
         user = await get(tx, scope, current)
         if new == current:
             return
-        if await store.find(tx, scope.app_id, new) is not None:
+        if not await store.rename(tx, scope.app_id, user["id"], current, new, fold(new)):
             raise errorcodes.USER_EXISTS(username=new)
-        await store.rename(tx, scope.app_id, user["id"], current, new)
 
 
 async def set_password(
@@ -659,16 +706,14 @@ def time_preview(
 
 async def change_username(db: Database, app: ClientApp, user_id: int, new_name: str, msg: Messages) -> None:
     """Rename the user (and the copies of the name kept elsewhere), then end their sessions."""
-    check_new_username(app, new_name, msg)
+    new_name = check_new_username(app, new_name, msg)
     async with db.transaction() as tx:
         await app_store.lock(tx, app.id)
         user = await store.find_by_id(tx, app.id, user_id)
         if user is None:
             raise errorcodes.SESSION_USER_GONE()
-        taken = await login_store.user_by_name(tx, app.id, new_name)
-        if taken and taken[0]["user_id"] != user_id:
+        if not await store.rename(tx, app.id, user_id, user["username"], new_name, fold(new_name)):
             raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
-        await store.rename(tx, app.id, user_id, user["username"], new_name)
         await session_store.end_for_user(tx, user_id)
 
 

@@ -112,6 +112,7 @@ SETTING_COLUMNS = frozenset(
         "auth_rate_window",
         "chat_history",
         "log_retention_days",
+        "case_insensitive_usernames",
         "token_validation",
     }
 )
@@ -209,7 +210,8 @@ CLIENT_COLUMNS = (
     "a.paused_at AS app_paused_at, a.hwid_lock, a.force_hwid, a.min_hwid_length, a.max_hwids, "
     "a.session_seconds, a.min_username_length, a.hash_check, a.tamper_action, "
     "a.client_rate_limit, a.client_rate_window, a.auth_rate_limit, a.auth_rate_window, "
-    "a.chat_history, a.log_webhook_url, a.token_validation, a.signing_key, a.secret AS app_secret, "
+    "a.chat_history, a.log_webhook_url, a.token_validation, a.case_insensitive_usernames, "
+    "a.signing_key, a.secret AS app_secret, "
     "o.username AS owner"
 )
 CLIENT_FROM = "FROM apps a JOIN accounts o ON o.id = a.account_id"

@@ -31,14 +31,14 @@ def _hwids(db: Executor) -> str:
     return f"COALESCE({_HWIDS[db.dialect]}, '[]') AS hwids"
 
 
-async def user_by_name(db: Executor, app_id: int, username: str) -> list[Row]:
+async def user_by_name(db: Executor, app_id: int, key: str) -> list[Row]:
     """Everything a login decides on about a user, in one round trip: the user, their HWIDs
-    and their grants (one row per grant). Empty when no such user exists."""
+    and their grants (one row per grant). Empty when no user has this `username_key`."""
     return await db.fetch_all(
         f"SELECT {_USER_COLUMNS}, {_hwids(db)}, {_GRANT_COLUMNS} FROM users u {_GRANT_JOINS} "
-        "WHERE u.app_id = ? AND u.username = ? ORDER BY us.id",
+        "WHERE u.app_id = ? AND u.username_key = ? ORDER BY us.id",
         app_id,
-        username,
+        key,
     )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from licensegate.store.database import Executor, Row
 
 
-async def user_with_email(db: Executor, app_id: int, username: str, email_lower: str) -> Row | None:
+async def user_with_email(db: Executor, app_id: int, key: str, email_lower: str) -> Row | None:
+    """The user whose `username_key` is `key`, if their address is this one."""
     return await db.fetch_one(
-        "SELECT id, username, email FROM users WHERE app_id = ? AND username = ? AND email_lower = ?",
+        "SELECT id, username, email FROM users WHERE app_id = ? AND username_key = ? AND email_lower = ?",
         app_id,
-        username,
+        key,
         email_lower,
     )
 

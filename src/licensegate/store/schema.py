@@ -115,6 +115,7 @@ apps = sa.Table(
     _int("chat_history", 50),
     _int("log_retention_days", 30),  # client logs and tamper reports older than this are deleted
     _flag("token_validation", 0),  # init must present a valid `token` and `thash`
+    _flag("case_insensitive_usernames", 0),  # usernames compare by their case fold (users.username_key)
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("account_id", "name"),
@@ -286,7 +287,12 @@ users = sa.Table(
     _int("failed_logins", 0),
     _time("locked_until"),
     _int("lockouts", 0),
+    _text("username_fold"),  # NFKC, case-folded
+    # What logins look a name up by, unique per application: the name itself, or its fold while
+    # the application compares names case-insensitively.
+    _text("username_key"),
     sa.UniqueConstraint("app_id", "username"),
+    sa.Index(None, "app_id", "username_key", unique=True),
     sa.Index(None, "app_id", "email_lower"),
     sa.Index(None, "app_id", "owner_account_id"),
     # The dashboard's Users list: newest first, the banned alone (a partial index), search by

@@ -23,6 +23,13 @@ def _owned(reseller_id: int | None, table: str = "") -> tuple[str, tuple[int, ..
     return f" AND {table}owner_account_id = ?", (reseller_id,)
 
 
+# A user's `username_key` by the application's rule. Bind: app_id, the name's fold, the name.
+_KEY = (
+    "CASE WHEN (SELECT case_insensitive_usernames FROM apps WHERE id = ?) = 1 "
+    "THEN CAST(? AS TEXT) ELSE CAST(? AS TEXT) END"
+)
+
+
 async def find(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> Row | None:
     mine, mine_args = _owned(reseller_id)
     return await db.fetch_one(
@@ -74,6 +81,7 @@ async def insert(
     *,
     app_id: int,
     username: str,
+    username_fold: str,
     password_hash: str | None,
     email: str | None,
     hwid_lock: bool,
@@ -81,13 +89,17 @@ async def insert(
     now: int,
     owner_account_id: int | None = None,
 ) -> int | None:
-    """Create the user; None when the name is taken in this application. `owner_account_id`:
-    the reseller the user belongs to."""
+    """Create the user; None when the name is taken in this application (by its rule: exactly,
+    or case-insensitively). `owner_account_id`: the reseller the user belongs to."""
     user_id: int | None = await db.fetch_value(
-        "INSERT INTO users (app_id, username, password_hash, email, email_lower, hwid_lock, created_by, "
-        "owner_account_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (app_id, username) DO NOTHING RETURNING id",
+        "INSERT INTO users (app_id, username, username_fold, username_key, password_hash, email, "
+        "email_lower, hwid_lock, created_by, owner_account_id, created_at) "
+        f"VALUES (?, ?, ?, {_KEY}, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         app_id,
+        username,
+        username_fold,
+        app_id,
+        username_fold,
         username,
         password_hash,
         email,
@@ -213,12 +225,33 @@ async def set_cooldown(db: Executor, user_id: int, seconds: int) -> int:
     return await db.execute("UPDATE users SET hwid_cooldown = ? WHERE id = ?", seconds, user_id)
 
 
-async def rename(db: Executor, app_id: int, user_id: int, old_name: str, new_name: str) -> int:
+async def rename(
+    db: Executor, app_id: int, user_id: int, old_name: str, new_name: str, new_fold: str
+) -> bool:
     """Rename the user and the copies of the name kept elsewhere: the `used_by` of the keys they
     redeemed, the author of their chat messages in this application's channels and their user
-    token. Run inside a transaction, after `store.apps.lock` and a check that the name is free."""
-    changed = await db.execute(
-        "UPDATE users SET username = ? WHERE id = ? AND app_id = ?", new_name, user_id, app_id
+    token. False (nothing changed) when another user's name compares equal to the new one (by
+    the application's rule). Run inside a transaction, after `store.apps.lock`."""
+    taken = await db.fetch_value(
+        f"SELECT id FROM users WHERE app_id = ? AND username_key = {_KEY} AND id <> ?",
+        app_id,
+        app_id,
+        new_fold,
+        new_name,
+        user_id,
+    )
+    if taken is not None:
+        return False
+    await db.execute(
+        f"UPDATE users SET username = ?, username_fold = ?, username_key = {_KEY} "
+        "WHERE id = ? AND app_id = ?",
+        new_name,
+        new_fold,
+        app_id,
+        new_fold,
+        new_name,
+        user_id,
+        app_id,
     )
     await db.execute(
         "UPDATE license_keys SET used_by = ? WHERE app_id = ? AND used_by_user_id = ?",
@@ -239,7 +272,27 @@ async def rename(db: Executor, app_id: int, user_id: int, old_name: str, new_nam
         app_id,
         old_name,
     )
-    return changed
+    return True
+
+
+async def rekey(db: Executor, app_id: int, *, case_insensitive: bool) -> None:
+    """Make the application's usernames compare by their fold, or exactly again; a
+    `UniqueViolation` when two names differ only in case (turning case-insensitivity on)."""
+    source = "username_fold" if case_insensitive else "username"
+    await db.execute_long(f"UPDATE users SET username_key = {source} WHERE app_id = ?", app_id)
+
+
+async def case_twins(db: Executor, app_id: int, limit: int) -> list[str]:
+    """Names of the application's users that share their fold with another user's."""
+    rows = await db.fetch_all(
+        "SELECT username FROM users WHERE app_id = ? AND username_fold IN "
+        "(SELECT username_fold FROM users WHERE app_id = ? GROUP BY username_fold HAVING COUNT(*) > 1) "
+        "ORDER BY username_fold, username LIMIT ?",
+        app_id,
+        app_id,
+        limit,
+    )
+    return [row["username"] for row in rows]
 
 
 async def delete_all(db: Executor, app_id: int, *, reseller_id: int | None = None) -> int:

@@ -87,6 +87,12 @@ SETTING_PARAMS: tuple[tuple[Param, str], ...] = (
     _int("authratelimit", "auth_rate_limit", "login attempts per window per credential and IP"),
     _int("authratewindow", "auth_rate_window", "the login rate-limit window in seconds"),
     _int("chathistory", "chat_history", "chat messages a channel keeps and `chatget` returns"),
+    _flag(
+        "caseinsensitiveusernames",
+        "case_insensitive_usernames",
+        "1: usernames compare case-insensitively (unique by their case fold; a login finds the user "
+        "whatever the case); refused while two names differ only in case",
+    ),
     _int(
         "logretention",
         "log_retention_days",
@@ -110,7 +116,8 @@ SETTINGS_FIELDS = (
     "{version, download_link, enabled, paused, paused_at, hwid_lock, force_hwid, min_hwid_length, "
     "max_hwids, hwid_reset_cooldown, session_seconds, min_username_length, hash_check, seller_log, "
     "log_webhook (set | unset), tamper_action, client_rate_limit, client_rate_window, "
-    "auth_rate_limit, auth_rate_window, chat_history, log_retention_days, token_validation}; flags are 0/1"
+    "auth_rate_limit, auth_rate_window, chat_history, log_retention_days, token_validation, "
+    "case_insensitive_usernames}; flags are 0/1"
 )
 
 
