@@ -82,7 +82,8 @@ class Tab:
         self.check_console()
         if self.shots:
             SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+            # caret="initial": hiding the caret injects a style element, which the CSP refuses.
+            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True, caret="initial")
 
     def check_console(self) -> None:
         assert not self.problems, f"console errors on {self.page.url}: {self.problems}"
