@@ -7,6 +7,8 @@ touches no database.
 
     .venv/bin/python bench/run.py                      # SQLite and PostgreSQL, 3 rounds of 10 s
     .venv/bin/python bench/run.py --databases sqlite --duration 5 --rounds 1
+    .venv/bin/python bench/run.py --databases postgres --targets "License Login (first use)" \
+        --output /tmp/first-use.md                   # some targets only
 """
 
 from __future__ import annotations
@@ -203,7 +205,8 @@ def run_wrk(
 def prepare_database(flavour: str, folder: Path) -> str:
     if flavour == "sqlite":
         return f"sqlite:///{folder / 'bench.db'}"
-    return databases.create_postgres_database("lgbench")
+    # Its own name, so that two runs at once (before and after a change) do not share a database.
+    return databases.create_postgres_database(f"lgbench_{os.getpid()}")
 
 
 def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[str, str], Result]) -> None:
@@ -223,6 +226,8 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
             targets = [Target("healthz", "GET", lambda: ["/healthz"])]
             for seed in SEEDERS:
                 targets.extend(seed(server, args))
+            if args.targets:
+                targets = [target for target in targets if target.name in args.targets]
             for target in targets:  # warm-up: imports, statement caches, connection pools
                 run_wrk(server.url, target, folder, 3, args.connections, args.threads)
             for round_no in range(args.rounds):
@@ -241,6 +246,8 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
                     )
         finally:
             server.stop()
+            if flavour == "postgres":
+                databases.drop_database(url.rpartition("/")[2])
 
 
 def machine() -> list[str]:
@@ -353,6 +360,12 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    parser.add_argument(
+        "--targets",
+        type=lambda s: [name.strip() for name in s.split(",") if name.strip()],
+        default=[],
+        help="comma-separated operation names to measure (default: all)",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("bench needs wrk: apt-get install -y wrk", file=sys.stderr)

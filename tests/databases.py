@@ -79,6 +79,12 @@ def create_postgres_database(name: str, *, durable: bool = True) -> str:
     return url
 
 
+def drop_database(name: str) -> None:
+    """Drop a database made by `create_postgres_database` that no one needs any more."""
+    with _admin() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def claim_database(name: str) -> str:
     """An empty, migrated test database called `name`: an ended test process's database of the
     same migrations if there is one, else a new one."""

@@ -317,3 +317,73 @@ async def test_re_checking_the_same_login_writes_nothing_but_new_details_are_rec
     )
     await app.ok("license", key=key, hwid=HWID)
     assert await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", app.sessionid) is None
+
+
+async def test_first_use_writes_the_user_token_grants_device_and_session(
+    app: Client, seller: Seller, clock: MovableClock, services: Services
+) -> None:
+    """Everything a first use writes (one statement on PostgreSQL, a transaction on SQLite)."""
+    await seller.ok("addsub", name="extra", level="1")
+    await seller.ok("pausesub", name="extra")
+    clock.advance(100)
+    key = await new_key(seller)
+    await app.ok("license", key=key, hwid=HWID, os="Windows 11", cpu_cores="8")
+    db = services.db
+    user = await db.fetch_one(
+        "SELECT id, username, password_hash, hwid_lock, created_by, created_at, last_login_at, last_ip "
+        "FROM users WHERE app_id = ?",
+        seller.app_id,
+    )
+    assert user is not None
+    assert {k: v for k, v in user.items() if k != "id"} == {
+        "username": key,
+        "password_hash": None,
+        "hwid_lock": 1,
+        "created_by": "license",
+        "created_at": clock.now(),
+        "last_login_at": clock.now(),
+        "last_ip": "203.0.113.7",
+    }
+    used = await db.fetch_one(
+        "SELECT status, used_at, used_by, used_by_user_id FROM license_keys WHERE key = ?", key
+    )
+    assert used == {"status": "used", "used_at": clock.now(), "used_by": key, "used_by_user_id": user["id"]}
+    grants = await db.fetch_all(
+        "SELECT s.name, us.expires_at FROM user_subscriptions us JOIN subscriptions s "
+        "ON s.id = us.subscription_id WHERE us.user_id = ? ORDER BY us.id",
+        user["id"],
+    )
+    paused_at = clock.now() - 100  # a paused subscription's grant starts at the pause
+    assert grants == [
+        {"name": "default", "expires_at": clock.now() + 30 * 86400},
+        {"name": "extra", "expires_at": paused_at + 30 * 86400},
+    ]
+    assert await db.fetch_all("SELECT hwid FROM user_hwids WHERE user_id = ?", user["id"]) == [{"hwid": HWID}]
+    assert await db.fetch_all("SELECT kind, assigned FROM tokens WHERE user_id = ?", user["id"]) == [
+        {"kind": "user", "assigned": key}
+    ]
+    session = await db.fetch_one(
+        "SELECT validated, user_id, credential, hwid, os, cpu_cores FROM sessions WHERE id = ?", app.sessionid
+    )
+    assert session == {
+        "validated": 1,
+        "user_id": user["id"],
+        "credential": key,
+        "hwid": HWID,
+        "os": "Windows 11",
+        "cpu_cores": "8",
+    }
+
+
+async def test_a_first_use_whose_name_is_taken_writes_nothing(
+    app: Client, seller: Seller, services: Services
+) -> None:
+    key = await new_key(seller)
+    await seller.ok("adduser", user=key, expiry=1)
+    await app.fails("license", 403, "key_used", key=key, hwid=HWID)
+    db = services.db
+    assert await db.fetch_value("SELECT status FROM license_keys WHERE key = ?", key) == "unused"
+    assert await db.fetch_value("SELECT COUNT(*) FROM users") == 1
+    assert await db.fetch_value("SELECT COUNT(*) FROM user_hwids") == 0
+    assert await db.fetch_value("SELECT COUNT(*) FROM tokens WHERE kind = 'user'") == 1  # adduser's
+    assert await db.fetch_value("SELECT validated FROM sessions WHERE id = ?", app.sessionid) == 0

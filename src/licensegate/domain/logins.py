@@ -29,7 +29,7 @@ from licensegate.store import logins as store
 from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
-from licensegate.store.database import Database, Executor, Row
+from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,6 +403,8 @@ async def license_login(
     key_row, account = await _usable_key(db, app, key, msg)
     if key_row["status"] == "unused":
         await check_blacklist(db, app, client, msg)
+        if db.dialect == "postgresql":
+            return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
         return await _redeem_into_new_user(
             db,
             box,
@@ -419,6 +421,49 @@ async def license_login(
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
     return await admit(db, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+
+
+async def _first_use_in_one_statement(
+    db: Database,
+    box: SecretBox,
+    app: ClientApp,
+    key_row: Row,
+    client: Client,
+    *,
+    key: str,
+    msg: Messages,
+    now: int,
+) -> Login:
+    """`_redeem_into_new_user` for a License Login, in one round trip on PostgreSQL (the same
+    writes, decided by the same conditions; see `store.logins.first_use_postgres`)."""
+    token_hash, token_sealed = tokens.new(box)
+    details = session_store.login_record(0, key, client.hwid, client.details)[3:]
+    try:
+        row = await store.first_use_postgres(
+            db,
+            app_id=app.id,
+            key_id=key_row["id"],
+            key=key,
+            owner_account_id=key_row["generated_by_account_id"],
+            created_by=LICENSE_USER,
+            token_hash=token_hash,
+            token_sealed=token_sealed,
+            hwid=client.hwid,
+            max_hwids=app.max_hwids,
+            session_id=client.session_id,
+            details=details,
+            ip=client.ip,
+            now=now,
+        )
+    except UniqueViolation:  # a user already has the key's name: nothing was written
+        raise errorcodes.KEY_USED(msg("keyused")) from None
+    if row["user_id"] is None:
+        if row["no_subscription"]:
+            raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
+        raise errorcodes.KEY_USED(msg("keyused"))
+    grants = [{**grant, "grant_key": key} for grant in orjson.loads(row["grants"] or "[]")]
+    entries, _ = running_grants(grants, app, now)
+    return Login(row["user_id"], key, info(key, now, entries, client, client.hwid or "", now))
 
 
 # --- Upgrade Access ---------------------------------------------------------------------------

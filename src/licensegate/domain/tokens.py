@@ -24,7 +24,8 @@ MAX_REASON = 256
 Message = Callable[..., str]
 
 
-def _new(box: SecretBox) -> tuple[str, str]:
+def new(box: SecretBox) -> tuple[str, str]:
+    """A new token: (its digest, the lookup; the token sealed, so the seller can ship it)."""
     token = secrets.token_hex(16)
     return ids.digest(token), box.seal(token, SEALED)
 
@@ -41,7 +42,7 @@ async def issue(
     license_key_id: int | None = None,
 ) -> None:
     """Make the token of a new license key or user (inside the transaction that makes it)."""
-    token_hash, sealed = _new(box)
+    token_hash, sealed = new(box)
     await store.insert(
         db,
         app_id=app_id,

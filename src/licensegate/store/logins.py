@@ -186,3 +186,104 @@ async def clear_lockout(db: Executor, user_id: int) -> int:
     return await db.execute(
         "UPDATE users SET failed_logins = 0, locked_until = NULL, lockouts = 0 WHERE id = ?", user_id
     )
+
+
+# What a session records of a login, in `sessions.login_record`'s order after user, credential, HWID.
+_SESSION_DETAILS = "os, architecture, device, cpu_cores, ram, client_version, client_token"
+
+# PostgreSQL: the first use of a license key in one statement (data-modifying CTEs). The key is
+# marked used first, and only while it is still unused, unbanned and its level has a
+# subscription; every other write takes its rows from that one, so a key that another request
+# redeemed first (whose row lock this statement waited for) changes nothing. The user's id is
+# drawn from its sequence up front so the key can name it. A taken username violates the unique
+# constraint and the whole statement is undone. Constraints are checked at the statement's end,
+# when the user the key refers to exists.
+_FIRST_USE = f"""
+WITH new_user AS (SELECT nextval(pg_get_serial_sequence('users', 'id')) AS id),
+used AS (
+    UPDATE license_keys k SET status = 'used', used_at = $1::bigint,
+        used_by_user_id = (SELECT id FROM new_user), used_by = $2::text
+    WHERE k.id = $3::bigint AND k.app_id = $4::bigint AND k.status = 'unused'
+        AND k.banned_reason IS NULL
+        AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.app_id = k.app_id AND s.level = k.level)
+    RETURNING k.level, k.duration
+),
+made AS (
+    INSERT INTO users (id, app_id, username, hwid_lock, created_by, owner_account_id, created_at,
+        last_login_at, last_ip)
+    SELECT n.id, $4::bigint, $2::text, 1, $5::text, $6::bigint, $1::bigint, $1::bigint, $7::text
+    FROM new_user n, used
+    RETURNING id
+),
+token AS (
+    INSERT INTO tokens (app_id, token_hash, token_sealed, kind, assigned, user_id, created_at)
+    SELECT $4::bigint, $8::text, $9::text, 'user', $2::text, id, $1::bigint FROM made
+),
+device AS (
+    INSERT INTO user_hwids (user_id, hwid, created_at)
+    SELECT id, $10::text, $1::bigint FROM made WHERE $10::text IS NOT NULL AND $11::int > 0
+),
+granted AS (
+    INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, key_id, created_at)
+    SELECT m.id, s.id, COALESCE(s.paused_at, $1::bigint) + u.duration, $3::bigint, $1::bigint
+    FROM made m, used u JOIN subscriptions s ON s.app_id = $4::bigint AND s.level = u.level
+    ORDER BY s.id
+    RETURNING id, subscription_id, expires_at, paused_at
+),
+session AS (
+    UPDATE sessions SET validated = 1, user_id = m.id, credential = $2::text, hwid = $10::text,
+        ({_SESSION_DETAILS}) = ($12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text)
+    FROM made m WHERE sessions.id = $19::text
+)
+SELECT (SELECT id FROM made) AS user_id,
+    EXISTS (
+        SELECT 1 FROM license_keys k WHERE k.id = $3::bigint AND k.status = 'unused'
+            AND k.banned_reason IS NULL
+            AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.app_id = k.app_id AND s.level = k.level)
+    ) AS no_subscription,
+    (SELECT json_agg(json_build_object('subscription', s.name, 'sub_paused_at', s.paused_at,
+            'expires_at', g.expires_at, 'paused_at', g.paused_at) ORDER BY g.id)
+        FROM granted g JOIN subscriptions s ON s.id = g.subscription_id) AS grants
+"""
+
+
+async def first_use_postgres(
+    db: Executor,
+    *,
+    app_id: int,
+    key_id: int,
+    key: str,
+    owner_account_id: int | None,
+    created_by: str,
+    token_hash: str,
+    token_sealed: str,
+    hwid: str | None,
+    max_hwids: int,
+    session_id: str,
+    details: tuple[object, ...],
+    ip: str,
+    now: int,
+) -> Row:
+    """Redeem an unused key into a new user named by it, grant the key's subscriptions, bind the
+    HWID, issue the user's token and log the session in: one statement on PostgreSQL. Returns
+    `user_id` (None: nothing was written, because the key was redeemed or banned meanwhile, or
+    `no_subscription` says its level has none) and `grants` (JSON: the new grants). Raises
+    UniqueViolation when a user with the key's name exists."""
+    row = await db.fetch_one(
+        _FIRST_USE,
+        now,
+        key,
+        key_id,
+        app_id,
+        created_by,
+        owner_account_id,
+        ip,
+        token_hash,
+        token_sealed,
+        hwid,
+        max_hwids,
+        *details,
+        session_id,
+    )
+    assert row is not None
+    return row

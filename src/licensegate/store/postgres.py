@@ -84,6 +84,8 @@ class _PgRunner:
     async def fetch_one(self, sql: str, *args: Any) -> Row | None:
         try:
             rec = await self._conn.fetchrow(to_postgres(sql), *args)
+        except asyncpg.UniqueViolationError as exc:  # a write with RETURNING, or a CTE's
+            raise UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
         return dict(rec) if rec is not None else None
