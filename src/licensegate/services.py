@@ -11,6 +11,7 @@ from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
 from licensegate.domain.appkeys import Signers
 from licensegate.domain.messages import MessageCache
+from licensegate.invalidation import Invalidation, open_invalidation
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter, open_rate_limiter
@@ -26,6 +27,7 @@ class Services:
     limiter: RateLimiter
     passwords: Passwords
     messages: MessageCache
+    invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     mailer: Mailer
     background: Background  # work done after a response (log forwarding)
     secrets: SecretBox  # seals and opens secrets at rest under the deployment key
@@ -42,6 +44,15 @@ class Services:
             answer_timeout=settings.pg_timeout,
             statement_timeout=settings.pg_statement_timeout,
         )
+        invalidation = open_invalidation(
+            settings.database_url,
+            db,
+            redis_url=settings.redis_url,
+            redis_prefix=settings.redis_prefix,
+            redis_timeout=settings.redis_timeout_ms / 1000,
+            pg_timeout=settings.pg_timeout,
+        )
+        await invalidation.start()
         return cls(
             settings=settings,
             db=db,
@@ -61,7 +72,8 @@ class Services:
                 settings.password_threads,
                 queue_limit=settings.password_queue,
             ),
-            messages=MessageCache(),
+            messages=MessageCache(invalidation),
+            invalidation=invalidation,
             mailer=Mailer(settings),
             background=Background(),
             secrets=box,
@@ -73,6 +85,7 @@ class Services:
         drain = self.settings.shutdown_drain
         await asyncio.gather(self.mailer.drain(drain), self.background.drain(drain))
         await self.limiter.close()
+        await self.invalidation.close()
         await self.db.close()
         self.passwords.close()
 

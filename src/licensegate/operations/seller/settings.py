@@ -181,7 +181,7 @@ async def update_settings(call: SellerCall) -> dict[str, Any]:
         {param.name: args.text(param.name) for param in MESSAGE_PARAMS if param.name in args}
     )
     changed = await settings.update(call.db, call.app_id, values=values, texts=texts, now=call.now())
-    call.services.messages.invalidate(call.app_id)  # this worker's clients see new texts at once
+    await call.services.messages.changed(call.app_id)  # every worker's clients see new texts at once
     call.record("settings", before=changed.before, after=changed.after)
     return {"message": "Settings Update Successful", "settings": changed.settings}
 
@@ -213,7 +213,7 @@ async def set_message(call: SellerCall) -> dict[str, Any]:
     """Replace the text the client API answers with in one situation (or restore the default)."""
     name = call.args.text("name")
     changed = await settings.set_message(call.db, call.app_id, name, call.args.opt_text("text"), call.now())
-    call.services.messages.invalidate(call.app_id)
+    await call.services.messages.changed(call.app_id)
     call.record(
         f"message:{name}",
         before=changed.before.get("messages"),

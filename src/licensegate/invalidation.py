@@ -1,0 +1,329 @@
+"""Telling every worker process, on every machine, that a cached value changed.
+
+A worker keeps a few things in memory (an application's custom messages, `domain/messages.py`).
+When one of them changes, the worker that changed it calls `Invalidation.changed(topic, key)`
+after the change is committed: its own copy is dropped at once, and every other worker is told:
+
+- PostgreSQL with Redis (`LICENSEGATE_REDIS_URL`): Redis pub/sub on `<prefix>:invalidate`.
+- PostgreSQL without Redis: `NOTIFY licensegate_invalidate`; each worker `LISTEN`s on a connection
+  of its own (not one of the pool's).
+- SQLite (one machine): a counter in a small shared file beside the database
+  (`<database>.generation`), mapped into every worker's memory; a change increments it, and a
+  worker that sees it moved drops everything it cached (reading it costs nanoseconds).
+
+A worker trusts its cache only while it is sure to hear of changes: until its subscription is
+confirmed, and whenever the connection carrying it is lost, it reads through to the database
+(and drops everything cached) until it has subscribed again. A change whose announcement is lost
+on the way (the announcing worker died between its commit and the announcement, or could not
+reach Redis) is still seen within `BACKSTOP` seconds, the longest any entry is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import mmap
+import os
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from licensegate.store.database import Database, dialect_of, postgres_dsn, sqlite_path
+
+log = logging.getLogger("licensegate.invalidation")
+
+BACKSTOP = 60.0  # seconds a cached value is kept at most, whatever is heard
+CHANNEL = "licensegate_invalidate"  # PostgreSQL's channel; Redis's is "<prefix>:invalidate"
+RETRY = 1.0  # seconds between attempts to subscribe again after a lost connection
+
+Forget = Callable[[int | None], None]  # drop one key's entry (None: every entry)
+
+
+class Invalidation(Protocol):
+    def register(self, topic: str, forget: Forget) -> None:
+        """Call `forget` when `topic` changes anywhere (with its key), or everything must go."""
+        ...
+
+    def trusted(self) -> bool:
+        """Whether cached values may be used now (changes elsewhere would be heard)."""
+        ...
+
+    async def changed(self, topic: str, key: int) -> None:
+        """A committed change: forget it here and tell every other worker."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class _Topics:
+    """The caches registered in this worker, by topic."""
+
+    def __init__(self) -> None:
+        self._forgets: dict[str, list[Forget]] = {}
+
+    def register(self, topic: str, forget: Forget) -> None:
+        self._forgets.setdefault(topic, []).append(forget)
+
+    def forget(self, topic: str, key: int | None) -> None:
+        for forget in self._forgets.get(topic, ()):
+            forget(key)
+
+    def forget_everything(self) -> None:
+        for forgets in self._forgets.values():
+            for forget in forgets:
+                forget(None)
+
+    def heard(self, payload: str) -> None:
+        """A message `<topic>:<key>` from another worker (anything else is ignored)."""
+        topic, _, key = payload.partition(":")
+        if key.isdigit():
+            self.forget(topic, int(key))
+
+
+# --- SQLite: one machine, a shared counter ---------------------------------------------------------
+
+_COUNTER = struct.Struct("<Q")
+
+
+class FileCounter(_Topics):
+    """A generation counter in a file every worker of this machine maps into memory."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._path = path
+        self._map: mmap.mmap | None = None
+        self._fd: int | None = None
+        self._seen = 0
+
+    async def start(self) -> None:
+        try:
+            fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # a read-only folder (a full disk): nothing is cached
+            log.warning("cannot open %s (%s): nothing is cached in this worker", self._path, exc)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.fstat(fd).st_size < mmap.PAGESIZE:
+                    os.ftruncate(fd, mmap.PAGESIZE)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            self._map = mmap.mmap(fd, mmap.PAGESIZE)
+        except OSError as exc:
+            os.close(fd)
+            log.warning("cannot map %s (%s): nothing is cached in this worker", self._path, exc)
+            return
+        self._fd = fd
+        self._seen = self._read()
+
+    def _read(self) -> int:
+        assert self._map is not None
+        value: int = _COUNTER.unpack_from(self._map, 0)[0]
+        return value
+
+    def trusted(self) -> bool:
+        if self._map is None:
+            return False
+        current = self._read()
+        if current != self._seen:
+            self._seen = current
+            self.forget_everything()
+        return True
+
+    async def changed(self, topic: str, key: int) -> None:
+        self.forget(topic, key)
+        if self._map is None or self._fd is None:
+            return
+        fcntl.flock(self._fd, fcntl.LOCK_EX)  # increments are not lost (the lock is held for nanoseconds)
+        try:
+            _COUNTER.pack_into(self._map, 0, self._read() + 1)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    async def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+# --- many machines: a subscription that may be lost ------------------------------------------------
+
+
+class _Subscribed(_Topics):
+    """A listener that keeps itself subscribed; the cache is trusted only while it is."""
+
+    what = "the invalidation channel"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._subscribed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+
+    def trusted(self) -> bool:
+        return self._subscribed.is_set()
+
+    def _lost(self, reason: str) -> None:
+        if self._subscribed.is_set():
+            log.warning("lost %s (%s): reading through to the database until it is back", self.what, reason)
+        self._subscribed.clear()
+        self.forget_everything()
+
+    def _confirmed(self) -> None:
+        self.forget_everything()  # whatever changed while we were not listening
+        self._subscribed.set()
+
+    async def start(self, wait: float = 2.0) -> None:
+        """Start listening; wait up to `wait` seconds for the first subscription (a worker serves
+        either way, reading through to the database until it is subscribed)."""
+        self._task = asyncio.create_task(self._keep_listening())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._subscribed.wait(), wait)
+
+    async def _keep_listening(self) -> None:
+        while not self._closing:
+            try:
+                await self._listen()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._lost(str(exc) or type(exc).__name__)
+            else:
+                self._lost("the connection ended")
+            if not self._closing:
+                await asyncio.sleep(RETRY)
+
+    async def _listen(self) -> None:
+        """Subscribe, call `_confirmed`, then pass every message to `heard` until the connection
+        fails (raise) or ends (return)."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self._subscribed.clear()
+
+
+class PostgresNotify(_Subscribed):
+    """LISTEN on a connection of this worker's own; NOTIFY through the pool."""
+
+    what = "PostgreSQL's LISTEN connection"
+
+    def __init__(self, dsn: str, db: Database, timeout: float) -> None:
+        super().__init__()
+        self._dsn = dsn
+        self._db = db
+        self._timeout = timeout
+
+    async def _listen(self) -> None:
+        import asyncpg
+
+        ended = asyncio.get_running_loop().create_future()
+
+        def on_notify(_conn: Any, _pid: int, _channel: str, payload: str) -> None:
+            self.heard(payload)
+
+        def on_end(_conn: Any) -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        conn = await asyncpg.connect(self._dsn, timeout=self._timeout)
+        try:
+            conn.add_termination_listener(on_end)
+            await conn.add_listener(CHANNEL, on_notify)
+            self._confirmed()
+            # A connection cut without a FIN is found by a query that does not answer.
+            while not ended.done():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(ended), timeout=5.0)
+                if not ended.done():
+                    await conn.fetchval("SELECT 1", timeout=self._timeout)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.close(), timeout=self._timeout)
+
+    async def changed(self, topic: str, key: int) -> None:
+        self.forget(topic, key)
+        await self._db.execute("SELECT pg_notify(?, ?)", CHANNEL, f"{topic}:{key}")
+
+
+class RedisPubSub(_Subscribed):
+    what = "the Redis invalidation subscription"
+
+    def __init__(self, url: str, prefix: str, timeout: float) -> None:
+        super().__init__()
+        import redis.asyncio as redis
+
+        self._channel = f"{prefix}:invalidate"
+        self._timeout = timeout
+        self._redis: Any = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
+        )
+        self._listener: Any = redis.Redis.from_url(
+            url, socket_connect_timeout=timeout, decode_responses=True, health_check_interval=5
+        )
+
+    async def _listen(self) -> None:
+        pubsub = self._listener.pubsub()
+        try:
+            await pubsub.subscribe(self._channel)
+            while True:
+                message = await pubsub.get_message(timeout=5.0)
+                if message is None:
+                    await pubsub.ping()  # a connection cut without a FIN fails here
+                    continue
+                if message["type"] == "subscribe":
+                    self._confirmed()
+                elif message["type"] == "message":
+                    self.heard(str(message["data"]))
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    async def changed(self, topic: str, key: int) -> None:
+        self.forget(topic, key)
+        try:
+            await self._redis.publish(self._channel, f"{topic}:{key}")
+        except Exception as exc:
+            log.warning(
+                "cannot tell other workers through Redis that %s %d changed (%s); they see it within %g s",
+                topic,
+                key,
+                exc,
+                BACKSTOP,
+            )
+
+    async def close(self) -> None:
+        await super().close()
+        for client in (self._redis, self._listener):
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+
+def open_invalidation(
+    database_url: str,
+    db: Database,
+    *,
+    redis_url: str | None,
+    redis_prefix: str,
+    redis_timeout: float,
+    pg_timeout: float,
+) -> Invalidation:
+    """SQLite: the shared counter. PostgreSQL: Redis pub/sub when Redis is configured, else
+    LISTEN/NOTIFY."""
+    if dialect_of(database_url) == "sqlite":
+        return FileCounter(Path(sqlite_path(database_url) + ".generation"))
+    if redis_url:
+        return RedisPubSub(redis_url, redis_prefix, redis_timeout)
+    return PostgresNotify(postgres_dsn(database_url), db, pg_timeout)

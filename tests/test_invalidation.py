@@ -1,0 +1,180 @@
+"""Cached values are forgotten in every worker when they change: through a shared counter on
+SQLite, LISTEN/NOTIFY on PostgreSQL, Redis pub/sub when Redis is configured; a worker that loses
+its subscription reads through to the database until it has subscribed again."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from licensegate.clock import MovableClock
+from licensegate.config import Settings
+from licensegate.invalidation import FileCounter, Invalidation, PostgresNotify, RedisPubSub, open_invalidation
+from licensegate.services import Services
+from licensegate.store.database import Database, open_database, postgres_dsn
+from tests.conftest import make_settings
+from tests.helpers import Seller
+
+pytestmark = pytest.mark.anyio
+REDIS_URL = "redis://127.0.0.1:6379/0"
+POLL = 5.0  # seconds a test waits at most for an announcement to arrive
+
+
+async def eventually(condition: Callable[[], bool]) -> None:
+    """A short bounded poll: announcements arrive over a connection, not instantly."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + POLL
+    while not condition():
+        assert loop.time() < deadline, "not announced in time"
+        await asyncio.sleep(0.005)
+
+
+class Heard:
+    """What a registered cache was told to forget."""
+
+    def __init__(self, bus: Invalidation) -> None:
+        self.keys: list[int | None] = []
+        bus.register("things", self.keys.append)
+
+
+async def test_a_shared_counter_tells_every_worker_of_the_machine(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite.generation"
+    first, second = FileCounter(path), FileCounter(path)
+    await first.start()
+    await second.start()
+    try:
+        heard_first, heard_second = Heard(first), Heard(second)
+        assert first.trusted()
+        assert second.trusted()
+        await first.changed("things", 7)
+        assert heard_first.keys == [7]  # the changing worker forgets that key at once
+        assert heard_second.keys == []
+        assert second.trusted()  # the next look at the counter: everything is forgotten
+        assert heard_second.keys == [None]
+        assert second.trusted()
+        assert heard_second.keys == [None]  # only once per change
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_counter_that_cannot_be_made_trusts_nothing(tmp_path: Path) -> None:
+    counter = FileCounter(tmp_path / "missing-folder" / "db.generation")
+    await counter.start()
+    heard = Heard(counter)
+    assert not counter.trusted()
+    await counter.changed("things", 1)
+    assert heard.keys == [1]
+    await counter.close()
+
+
+@pytest.fixture
+async def postgres(postgres_test_url: str) -> AsyncIterator[Database]:
+    db = await open_database(postgres_test_url, pool_size=2)
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+async def test_postgresql_notify_reaches_another_listener(postgres: Database, postgres_test_url: str) -> None:
+    dsn = postgres_dsn(postgres_test_url)
+    first, second = PostgresNotify(dsn, postgres, 5.0), PostgresNotify(dsn, postgres, 5.0)
+    await first.start()
+    await second.start()
+    try:
+        assert first.trusted()
+        assert second.trusted()
+        heard = Heard(second)
+        await first.changed("things", 42)
+        await eventually(lambda: 42 in heard.keys)
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_lost_listen_connection_reads_through_until_it_listens_again(
+    postgres: Database, postgres_test_url: str
+) -> None:
+    bus = PostgresNotify(postgres_dsn(postgres_test_url), postgres, 5.0)
+    await bus.start()
+    try:
+        heard = Heard(bus)
+        await postgres.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+        )
+        await eventually(lambda: not bus.trusted())
+        assert None in heard.keys  # everything was forgotten
+        await eventually(bus.trusted)  # subscribed again (within a second or so)
+        other = PostgresNotify(postgres_dsn(postgres_test_url), postgres, 5.0)
+        await other.changed("things", 5)
+        await eventually(lambda: 5 in heard.keys)
+    finally:
+        await bus.close()
+
+
+async def test_redis_pubsub_reaches_another_subscriber() -> None:
+    prefix = f"t{secrets.token_hex(4)}"
+    first, second = RedisPubSub(REDIS_URL, prefix, 1.0), RedisPubSub(REDIS_URL, prefix, 1.0)
+    await first.start()
+    await second.start()
+    try:
+        assert first.trusted()
+        assert second.trusted()
+        heard = Heard(second)
+        await first.changed("things", 9)
+        await eventually(lambda: 9 in heard.keys)
+        other_prefix = RedisPubSub(REDIS_URL, prefix + "x", 1.0)
+        await other_prefix.changed("things", 10)  # another deployment sharing the Redis
+        await first.changed("things", 11)
+        await eventually(lambda: 11 in heard.keys)
+        assert 10 not in heard.keys
+        await other_prefix.close()
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_an_unreachable_redis_trusts_nothing_and_still_serves(tmp_path: Path) -> None:
+    bus = open_invalidation(
+        "postgresql://unused/db",
+        await open_database(f"sqlite:///{tmp_path / 'x.db'}"),
+        redis_url="redis://127.0.0.1:1/0",
+        redis_prefix="t",
+        redis_timeout=0.2,
+        pg_timeout=1.0,
+    )
+    await bus.start()
+    try:
+        heard = Heard(bus)
+        assert not bus.trusted()
+        await bus.changed("things", 3)  # logged, not raised
+        assert 3 in heard.keys
+    finally:
+        await bus.close()
+
+
+async def test_a_custom_message_changed_through_one_worker_is_used_by_another_at_once(
+    db_url: str, tmp_path: Path, seller: Seller, services: Services
+) -> None:
+    """Two workers' services over one database: the second has the old text cached, and uses the
+    new one on its next call after the first changed it."""
+    settings: Settings = make_settings(db_url, tmp_path / "data")
+    other = await Services.open(settings, clock=MovableClock())
+    try:
+        assert other.invalidation.trusted()
+        assert await other.messages.get(other.db, seller.app_id) == {}  # cached now
+        await seller.ok("setmessage", name="keynotfound", text="No such key, friend")
+        wanted = {"keynotfound": "No such key, friend"}
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + POLL
+        while await other.messages.get(other.db, seller.app_id) != wanted:
+            assert loop.time() < deadline, "the other worker kept the old text"
+            await asyncio.sleep(0.005)
+    finally:
+        await other.close()
