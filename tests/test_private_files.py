@@ -15,9 +15,16 @@ from licensegate import private
 from licensegate.config import Settings
 from licensegate.services import Services
 from licensegate.store import migrate
+from tests.conftest import make_settings
 from tests.helpers import SELLER_PATH, Seller
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    """Content in a folder on both databases (on PostgreSQL: the shared-folder setting)."""
+    return make_settings(db_url, tmp_path / "data", files_dir=tmp_path / "data" / "files")
 
 
 def mode(path: Path) -> int:
@@ -50,6 +57,7 @@ async def test_a_new_sqlite_database_and_its_log_are_owner_only(tmp_path: Path) 
             "licensegate.db-wal",
             "licensegate.db-shm",
             "licensegate.db.writelock",
+            "licensegate.db.generation",
         ):
             assert mode(data / name) == 0o600, name
     finally:

@@ -215,6 +215,11 @@ class Settings:
     smtp_user: str | None = setting(None, "SMTP login name, when the server wants one")
     smtp_password: str | None = setting(None, "SMTP password, when the server wants one")
     smtp_from: str = setting("licensegate@localhost", "the sender address")
+    files_dir: Path | None = setting(  # noqa: RUF009 - setting() returns a dataclasses.Field
+        None,
+        "folder for files' content that every node mounts (a shared folder); unset = in the "
+        "database on PostgreSQL, `files` in the data folder on SQLite",
+    )
     max_upload_bytes: int = setting(
         50 * 1024 * 1024, "largest file the seller API accepts (50 MiB)", minimum=1024
     )
@@ -334,6 +339,7 @@ PARSERS: dict[object, Parser] = {
     str: _text,
     str | None: _text,
     Path: _path,
+    Path | None: _path,
     tuple[str, ...]: _names,
     tuple[IPNetwork, ...]: _networks,
 }

@@ -107,12 +107,9 @@ class FileCounter(_Topics):
             log.warning("cannot open %s (%s): nothing is cached in this worker", self._path, exc)
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                if os.fstat(fd).st_size < mmap.PAGESIZE:
-                    os.ftruncate(fd, mmap.PAGESIZE)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            # Blocks really allocated (not a hole): touching a mapped hole on a full disk would
+            # kill the process with SIGBUS, where this fails with ENOSPC.
+            os.posix_fallocate(fd, 0, mmap.PAGESIZE)
             self._map = mmap.mmap(fd, mmap.PAGESIZE)
         except OSError as exc:
             os.close(fd)

@@ -31,6 +31,7 @@ import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import BinaryIO
 
 import httpx
 
@@ -314,11 +315,14 @@ async def request(
     body: bytes | None = None,
     max_bytes: int,
     timeout: float | None = None,  # noqa: ASYNC109 - defaults from settings, named in messages
+    sink: BinaryIO | None = None,
 ) -> OutboundReply:
     """Make one request under the rules above and return the final reply, whatever its status.
 
     `headers` may set `User-Agent` (default `DEFAULT_USER_AGENT`). `max_bytes` bounds the
-    (decoded) reply; `timeout` (default `settings.outbound_timeout`) bounds the whole call.
+    (decoded) reply; `timeout` (default `settings.outbound_timeout`) bounds the whole call. With
+    a `sink` (a file) the final reply's content is written there as it arrives instead of being
+    kept in memory (the reply's `content` is then empty).
     """
     current = parse_url(url)
     limit = float(settings.outbound_timeout if timeout is None else timeout)
@@ -333,7 +337,7 @@ async def request(
         async with asyncio.timeout(limit):
             for hop in range(MAX_REDIRECTS + 1):
                 target = await _check(allow, current)
-                reply = await _send(target, method, sent, body, max_bytes, limit)
+                reply = await _send(target, method, sent, body, max_bytes, limit, sink)
                 if isinstance(reply, OutboundReply):
                     return reply
                 if hop == MAX_REDIRECTS:
@@ -382,6 +386,7 @@ async def _send(
     body: bytes | None,
     max_bytes: int,
     limit: float,
+    sink: BinaryIO | None = None,
 ) -> OutboundReply | _Redirect:
     """Send to the checked addresses in turn (the next one only when connecting fails); return
     the reply, or the redirect to follow."""
@@ -416,7 +421,7 @@ async def _send(
                 location = response.headers.get("location")
                 if response.status_code in REDIRECT_STATUSES and location:
                     return _Redirect(response.status_code, location)
-                content = await _read(response, url.host, max_bytes)
+                content = await _read(response, url.host, max_bytes, sink)
                 return OutboundReply(
                     status=response.status_code,
                     headers={name.lower(): value for name, value in response.headers.items()},
@@ -430,7 +435,7 @@ async def _send(
     ) from failure
 
 
-async def _read(response: httpx.Response, host: str, max_bytes: int) -> bytes:
+async def _read(response: httpx.Response, host: str, max_bytes: int, sink: BinaryIO | None = None) -> bytes:
     too_large = OutboundFailed(
         f"The reply from '{host}' is larger than the limit of {max_bytes} bytes.", "response_too_large"
     )
@@ -444,7 +449,10 @@ async def _read(response: httpx.Response, host: str, max_bytes: int) -> bytes:
             size += len(chunk)
             if size > max_bytes:
                 raise too_large
-            chunks.append(chunk)
+            if sink is None:
+                chunks.append(chunk)
+            else:
+                await asyncio.to_thread(sink.write, chunk)
     except httpx.TimeoutException as exc:
         raise TimeoutError from exc
     except httpx.DecodingError as exc:

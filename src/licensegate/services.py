@@ -10,6 +10,7 @@ from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
 from licensegate.domain.appkeys import Signers
+from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.messages import MessageCache
 from licensegate.invalidation import Invalidation, open_invalidation
 from licensegate.mailer import Mailer
@@ -28,6 +29,7 @@ class Services:
     passwords: Passwords
     messages: MessageCache
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
+    files: FileStore  # file content: a folder (shared or not) or the database
     mailer: Mailer
     background: Background  # work done after a response (log forwarding)
     secrets: SecretBox  # seals and opens secrets at rest under the deployment key
@@ -74,6 +76,7 @@ class Services:
             ),
             messages=MessageCache(invalidation),
             invalidation=invalidation,
+            files=open_file_store(db, clock, settings.data_dir, settings.files_dir),
             mailer=Mailer(settings),
             background=Background(),
             secrets=box,

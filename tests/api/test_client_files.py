@@ -77,9 +77,14 @@ async def add_by_url(seller: Seller, url: str, authed: str = "0") -> str:
     return file_id
 
 
-def remove_stored_copy(settings: Settings, content: bytes) -> None:
-    blob = filestore.root(settings.data_dir) / hashlib.sha256(content).hexdigest()[:2]
-    (blob / hashlib.sha256(content).hexdigest()).unlink()
+async def remove_stored_copy(services: Services, content: bytes) -> None:
+    """The stored content gone behind the service's back (from its folder, or the database)."""
+    key = hashlib.sha256(content).hexdigest()
+    store = services.files
+    if isinstance(store, filestore.LocalFileStore):
+        store.path(key).unlink()
+    else:
+        await services.db.execute("DELETE FROM file_blobs WHERE storage_key = ?", key)
 
 
 def assert_hides(body: dict[str, Any], web: LocalServer) -> None:
@@ -144,10 +149,10 @@ async def test_a_file_over_the_client_limit_is_refused_clearly(app: Client, sell
 
 
 async def test_an_uploaded_file_whose_content_vanished_is_unavailable(
-    app: Client, seller: Seller, settings: Settings
+    app: Client, seller: Seller, services: Services
 ) -> None:
     file_id = await upload(seller, b"gone soon")
-    remove_stored_copy(settings, b"gone soon")
+    await remove_stored_copy(services, b"gone soon")
     body = await app.fails("file", 403, "file_unavailable", fileid=file_id)
     assert "developer" in body["message"]
 
@@ -169,11 +174,11 @@ async def test_a_file_added_by_url_round_trips_from_the_stored_copy(
 
 
 async def test_a_file_added_by_url_is_fetched_again_when_its_copy_is_missing(
-    app: Client, seller: Seller, web: LocalServer, settings: Settings
+    app: Client, seller: Seller, web: LocalServer, services: Services
 ) -> None:
     web.reply("/f.bin", b"first copy")
     file_id = await add_by_url(seller, web.url("/f.bin"))
-    remove_stored_copy(settings, b"first copy")
+    await remove_stored_copy(services, b"first copy")
     web.reply("/f.bin", b"fetched again")
     body = await app.ok("file", fileid=file_id)
     assert bytes.fromhex(body["contents"]) == b"fetched again"
@@ -184,21 +189,21 @@ async def test_a_file_added_by_url_is_fetched_again_when_its_copy_is_missing(
 
 
 async def test_an_authed_file_by_url_is_refused_before_anything_is_fetched(
-    app: Client, seller: Seller, web: LocalServer, settings: Settings
+    app: Client, seller: Seller, web: LocalServer, services: Services
 ) -> None:
     web.reply("/secret.bin", b"members")
     file_id = await add_by_url(seller, web.url("/secret.bin"), authed="1")
-    remove_stored_copy(settings, b"members")
+    await remove_stored_copy(services, b"members")
     await app.fails("file", 403, "session_not_validated", fileid=file_id)
     assert len(web.requests) == 1
 
 
 async def test_a_failing_source_is_403_with_its_error_and_no_address(
-    app: Client, seller: Seller, web: LocalServer, settings: Settings
+    app: Client, seller: Seller, web: LocalServer, services: Services
 ) -> None:
     web.reply("/f.bin", b"content")
     file_id = await add_by_url(seller, web.url("/f.bin?key=secret"))
-    remove_stored_copy(settings, b"content")
+    await remove_stored_copy(services, b"content")
     web.reply("/f.bin", b"gone", status=404)
     body = await app.fails("file", 403, "url_fetch_failed", fileid=file_id)
     assert_hides(body, web)
@@ -213,10 +218,10 @@ async def test_a_failing_source_is_403_with_its_error_and_no_address(
 
 
 async def test_a_source_that_grew_past_the_limit_is_file_too_large(
-    app: Client, seller: Seller, web: LocalServer, settings: Settings
+    app: Client, seller: Seller, web: LocalServer, services: Services
 ) -> None:
     web.reply("/f.bin", b"small")
     file_id = await add_by_url(seller, web.url("/f.bin"))
-    remove_stored_copy(settings, b"small")
+    await remove_stored_copy(services, b"small")
     web.reply("/f.bin", b"z" * (LIMIT + 1))
     await app.fails("file", 403, "file_too_large", fileid=file_id)

@@ -11,10 +11,13 @@ from typing import Any
 import httpx
 import pytest
 
+from licensegate.clock import MovableClock
 from licensegate.config import Settings
 from licensegate.domain import files, filestore
 from licensegate.domain.errors import Invalid, NotFound
 from licensegate.services import Services
+from licensegate.store.database import Database, Row, open_database
+from tests import databases
 from tests.conftest import make_settings
 from tests.helpers import SELLER_PATH, Seller, create_seller
 from tests.httpservers import FakeDNS, LocalServer, keep_off_the_network, serving
@@ -56,9 +59,33 @@ async def upload_ok(
     return body
 
 
-def blobs(settings: Settings) -> list[Path]:
-    folder = filestore.root(settings.data_dir)
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+async def blobs(services: Services) -> list[str]:
+    """The storage keys of the content in the store (a folder, or the database on PostgreSQL)."""
+    return await services.files.keys()
+
+
+def leftovers(services: Services) -> list[Path]:
+    """Temporary files left in the store's folder (the database's staging files are anonymous)."""
+    store = services.files
+    if not isinstance(store, filestore.LocalFileStore) or not store.folder.exists():
+        return []
+    return [p for p in store.folder.iterdir() if p.name.startswith(".")]
+
+
+async def lose(services: Services, key: str) -> None:
+    """Content gone from the store behind the service's back."""
+    store = services.files
+    if isinstance(store, filestore.LocalFileStore):
+        store.path(key).unlink()
+    else:
+        await services.db.execute("DELETE FROM file_blobs WHERE storage_key = ?", key)
+
+
+async def read_all(services: Services, app_id: int, file_id: str, **limit: int) -> tuple[Row, bytes]:
+    row, chunks = await files.read_content(
+        services.settings, services.files, services.db, app_id, file_id, **limit
+    )
+    return row, b"".join([chunk async for chunk in chunks])
 
 
 def sha(content: bytes) -> str:
@@ -69,7 +96,7 @@ def sha(content: bytes) -> str:
 
 
 async def test_upload_by_multipart_stores_the_content_by_its_digest(
-    seller: Seller, settings: Settings
+    seller: Seller, settings: Settings, services: Services
 ) -> None:
     body = await upload_ok(seller, b"program bytes")
     assert set(body) == {"success", "message", "id", "name", "size"}
@@ -78,8 +105,10 @@ async def test_upload_by_multipart_stores_the_content_by_its_digest(
     assert body["id"].isdigit()
     assert (body["name"], body["size"]) == ("tool.zip", 13)
     key = sha(b"program bytes")
-    assert blobs(settings) == [settings.data_dir / "files" / key[:2] / key]
-    assert (settings.data_dir / "files" / key[:2] / key).read_bytes() == b"program bytes"
+    assert await blobs(services) == [key]
+    assert await filestore.read(services.files, key) == b"program bytes"
+    if services.db.dialect == "sqlite":
+        assert (settings.data_dir / "files" / key[:2] / key).read_bytes() == b"program bytes"
     stored = (await seller.ok("fetchfile", id=body["id"]))["file"]
     assert stored == {
         "id": body["id"],
@@ -111,14 +140,13 @@ async def test_upload_derives_a_clean_name_from_the_file_name(seller: Seller) ->
     assert (await upload_ok(seller, b"3", "folder/"))["name"] == "file"
 
 
-async def test_upload_refuses_a_bad_name(seller: Seller, settings: Settings) -> None:
+async def test_upload_refuses_a_bad_name(seller: Seller, services: Services) -> None:
     response = await upload(seller, b"x", name="n" * 65)
     assert (response.status_code, response.json()["error"]) == (400, "parameter_too_long")
     response = await upload(seller, b"x", name="bad\x01name")
     assert (response.status_code, response.json()["error"]) == (400, "invalid_name")
-    assert not filestore.root(settings.data_dir).exists() or not any(
-        filestore.root(settings.data_dir).iterdir()
-    )
+    assert await blobs(services) == []
+    assert leftovers(services) == []
 
 
 async def test_upload_needs_exactly_one_of_file_and_url(seller: Seller, web: LocalServer) -> None:
@@ -136,8 +164,8 @@ async def test_identical_content_is_stored_once(
     third = await upload_ok(other, b"same content", "c.zip")
     assert len({first["id"], second["id"]}) == 2
     assert third["id"]
-    assert len(blobs(settings)) == 1
-    assert not [p for p in filestore.root(settings.data_dir).iterdir() if p.name.startswith(".")]
+    assert len(await blobs(services)) == 1
+    assert leftovers(services) == []
 
 
 # --- upload by URL -----------------------------------------------------------------------------
@@ -153,7 +181,7 @@ async def test_upload_by_url_fetches_and_keeps_the_url(
     stored = (await seller.ok("fetchfile", id=body["id"]))["file"]
     assert stored["url"] == url
     assert stored["size"] == 15
-    row, content = await files.read_content(settings, services.db, seller.app_id, body["id"])
+    row, content = await read_all(services, seller.app_id, body["id"])
     assert content == b"fetched content"
     assert row["storage_key"] == sha(b"fetched content")
     assert web.requests[0].path == "/downloads/setup.exe?token=abc"
@@ -199,14 +227,14 @@ class TestLimits:
         )
 
     async def test_an_upload_over_the_limit_is_file_too_large(
-        self, seller: Seller, settings: Settings
+        self, seller: Seller, services: Services
     ) -> None:
         response = await upload(seller, b"x" * 4097)
         body = response.json()
         assert (response.status_code, body["error"]) == (400, "file_too_large")
         assert "4096 bytes" in body["message"]
-        assert blobs(settings) == []
-        assert not list(filestore.root(settings.data_dir).glob(".upload-*"))
+        assert await blobs(services) == []
+        assert leftovers(services) == []
         assert (await upload_ok(seller, b"x" * 4096))["size"] == 4096
 
     async def test_a_url_over_the_limit_is_file_too_large(self, seller: Seller, web: LocalServer) -> None:
@@ -290,10 +318,10 @@ async def test_editfile_with_a_url_replaces_the_content(
         web.url("/v2/app.exe"),
         "app.exe",
     )
-    _, content = await files.read_content(settings, services.db, seller.app_id, made["id"])
+    _, content = await read_all(services, seller.app_id, made["id"])
     assert content == b"version 2!"
     # The old content had no other file: it is gone.
-    assert blobs(settings) == [filestore.blob_path(settings.data_dir, sha(b"version 2!"))]
+    assert await blobs(services) == [sha(b"version 2!")]
 
 
 async def test_editfile_failures(seller: Seller, web: LocalServer) -> None:
@@ -319,11 +347,11 @@ async def test_delfile_keeps_content_another_file_shares(
     body = await seller.ok("delfile", id=first["id"])
     assert body == {"success": True, "message": "Successfully deleted file!"}
     await seller.fails("fetchfile", 404, "file_not_found", id=first["id"])
-    assert len(blobs(settings)) == 1
-    _, content = await files.read_content(settings, services.db, seller.app_id, second["id"])
+    assert len(await blobs(services)) == 1
+    _, content = await read_all(services, seller.app_id, second["id"])
     assert content == b"shared"
     await seller.ok("delfile", fileid=second["id"])
-    assert blobs(settings) == []
+    assert await blobs(services) == []
     await seller.fails("delfile", 404, "file_not_found", id=second["id"])
 
 
@@ -338,7 +366,7 @@ async def test_delallfiles_deletes_this_applications_files_only(
     body = await seller.ok("delallfiles")
     assert body == {"success": True, "message": "Successfully deleted all files!", "deleted": 3}
     assert (await seller.ok("fetchallfiles"))["count"] == 0
-    assert blobs(settings) == [filestore.blob_path(settings.data_dir, sha(b"shared"))]
+    assert await blobs(services) == [sha(b"shared")]
     assert (await other.ok("fetchfile", id=kept["id"]))["file"]["size"] == 6
     assert (await seller.ok("delallfiles"))["deleted"] == 0
 
@@ -356,13 +384,13 @@ async def test_read_content_refuses_a_file_over_the_transport_limit(
     seller: Seller, settings: Settings, services: Services
 ) -> None:
     made = await upload_ok(seller, b"x" * 100)
-    row, content = await files.read_content(settings, services.db, seller.app_id, made["id"], max_bytes=100)
+    row, content = await read_all(services, seller.app_id, made["id"], max_bytes=100)
     assert (row["file_id"], len(content)) == (made["id"], 100)
     with pytest.raises(Invalid) as caught:
-        await files.read_content(settings, services.db, seller.app_id, made["id"], max_bytes=99)
+        await read_all(services, seller.app_id, made["id"], max_bytes=99)
     assert caught.value.error == "file_too_large"
     with pytest.raises(NotFound):
-        await files.read_content(settings, services.db, seller.app_id, "99999999")
+        await read_all(services, seller.app_id, "99999999")
 
 
 async def test_read_content_fetches_a_url_file_again_when_its_content_is_missing(
@@ -370,29 +398,44 @@ async def test_read_content_fetches_a_url_file_again_when_its_content_is_missing
 ) -> None:
     web.reply("/f", b"from the web")
     made = await seller.ok("upload", url=web.url("/f"))
-    filestore.blob_path(settings.data_dir, sha(b"from the web")).unlink()
-    _, content = await files.read_content(settings, services.db, seller.app_id, made["id"])
+    await lose(services, sha(b"from the web"))
+    _, content = await read_all(services, seller.app_id, made["id"])
     assert content == b"from the web"
     assert len(web.requests) == 2
-    assert filestore.exists(settings.data_dir, sha(b"from the web"))
+    assert await services.files.exists(sha(b"from the web"))
 
 
 async def test_read_content_of_a_lost_upload_is_a_server_fault(
     seller: Seller, settings: Settings, services: Services
 ) -> None:
     made = await upload_ok(seller, b"lost")
-    filestore.blob_path(settings.data_dir, sha(b"lost")).unlink()
+    await lose(services, sha(b"lost"))
     with pytest.raises(filestore.ContentMissing):
-        await files.read_content(settings, services.db, seller.app_id, made["id"])
+        await read_all(services, seller.app_id, made["id"])
 
 
 # --- the store's removal race --------------------------------------------------------------------
 
 
-async def test_a_blob_removed_while_a_row_appears_is_put_back(tmp_path: Path) -> None:
-    """remove_if_unreferenced asks again after moving the blob aside: a reference that appeared
-    meanwhile (a concurrent upload of the same content) gets the blob back."""
-    staged = await filestore.stage_bytes(tmp_path, b"content")
+@pytest.fixture(params=["folder", "database"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Each kind of store on its own: a folder, and the database (PostgreSQL)."""
+    if request.param == "folder":
+        yield filestore.LocalFileStore(tmp_path / "files")
+        return
+    url: str = request.getfixturevalue("postgres_test_url")
+    databases.empty_postgres(url)
+    db: Database = await open_database(url, pool_size=3)
+    try:
+        yield filestore.DatabaseFileStore(db, MovableClock())
+    finally:
+        await db.close()
+
+
+async def test_a_blob_removed_while_a_row_appears_is_put_back(store: filestore.FileStore) -> None:
+    """remove_if_unreferenced asks again once it holds the blob: a reference that appeared
+    meanwhile (a concurrent upload of the same content) keeps it."""
+    staged = await filestore.stage_bytes(store, b"content")
     await staged.publish()
     await staged.commit()
     answers = iter([False, True])
@@ -400,29 +443,55 @@ async def test_a_blob_removed_while_a_row_appears_is_put_back(tmp_path: Path) ->
     async def referenced() -> bool:
         return next(answers)
 
-    assert await filestore.remove_if_unreferenced(tmp_path, staged.key, referenced) is False
-    assert filestore.exists(tmp_path, staged.key)
+    assert await store.remove_if_unreferenced(staged.key, referenced) is False
+    assert await store.exists(staged.key)
 
     async def never() -> bool:
         return False
 
-    assert await filestore.remove_if_unreferenced(tmp_path, staged.key, never) is True
-    assert not filestore.exists(tmp_path, staged.key)
-    assert list(filestore.root(tmp_path).rglob("*.*")) == []
+    assert await store.remove_if_unreferenced(staged.key, never) is True
+    assert not await store.exists(staged.key)
+    assert await store.keys() == []
+    if isinstance(store, filestore.LocalFileStore):
+        assert list(store.folder.rglob("*.*")) == []
 
 
-async def test_commit_restores_a_blob_a_concurrent_removal_took(tmp_path: Path) -> None:
-    staged = await filestore.stage_bytes(tmp_path, b"content")
+async def test_commit_restores_a_blob_a_concurrent_removal_took(store: filestore.FileStore) -> None:
+    staged = await filestore.stage_bytes(store, b"content")
     await staged.publish()
-    staged.final.unlink()  # a concurrent delete of the last other reference
+
+    async def never() -> bool:
+        return False
+
+    assert await store.remove_if_unreferenced(staged.key, never)  # the last other reference went
     await staged.commit()
-    assert filestore.blob_path(tmp_path, staged.key).read_bytes() == b"content"
-    assert not staged.temp.exists()
+    assert await filestore.read(store, staged.key) == b"content"
+    if isinstance(staged, filestore.LocalStaged):
+        assert not staged.temp.exists()
+
+
+async def test_content_larger_than_a_chunk_goes_a_chunk_at_a_time(store: filestore.FileStore) -> None:
+    content = bytes(range(256)) * (filestore.CHUNK // 256 * 2 + 3)  # two chunks and a bit
+    staged = await filestore.stage_bytes(store, content)
+    await staged.publish()
+    await staged.commit()
+    chunks = [chunk async for chunk in store.chunks(staged.key)]
+    assert [len(chunk) for chunk in chunks] == [filestore.CHUNK, filestore.CHUNK, 768]
+    assert b"".join(chunks) == content
+    again = await filestore.stage_bytes(store, content)  # the same content is stored once
+    await again.publish()
+    await again.commit()
+    assert await store.keys() == [staged.key]
+
+
+async def test_missing_content_is_content_missing(store: filestore.FileStore) -> None:
+    with pytest.raises(filestore.ContentMissing):
+        await filestore.read(store, "0" * 64)
 
 
 def test_a_storage_key_is_only_ever_a_digest(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="storage key"):
-        filestore.blob_path(tmp_path, "../../etc/passwd")
+        filestore.LocalFileStore(tmp_path).path("../../etc/passwd")
 
 
 async def test_the_audit_log_describes_file_changes_without_the_url(seller: Seller, web: LocalServer) -> None:

@@ -9,6 +9,8 @@ application.
 from __future__ import annotations
 
 import secrets
+import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, BinaryIO
@@ -19,6 +21,7 @@ from licensegate import outbound
 from licensegate.config import Settings
 from licensegate.domain import errorcodes, filestore
 from licensegate.domain.errors import Refusal
+from licensegate.domain.filestore import FileStore
 from licensegate.store import files as store
 from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
@@ -119,6 +122,7 @@ async def list_page(
 
 async def add_upload(
     settings: Settings,
+    content: FileStore,
     db: Database,
     app_id: int,
     *,
@@ -131,14 +135,22 @@ async def add_upload(
     """Store an uploaded file (already spooled by the request parser)."""
     final_name = check_name(name) if name else derived_name(filename)
     try:
-        staged = await filestore.stage_file(settings.data_dir, source, settings.max_upload_bytes)
+        staged = await content.stage_file(source, settings.max_upload_bytes)
     except filestore.TooLarge as exc:
         raise _too_large(settings.max_upload_bytes) from exc
-    return await _add(settings, db, app_id, staged, final_name, None, authed, now)
+    return await _add(content, db, app_id, staged, final_name, None, authed, now)
 
 
 async def add_from_url(
-    settings: Settings, db: Database, app_id: int, *, url: str, name: str | None, authed: bool, now: int
+    settings: Settings,
+    content: FileStore,
+    db: Database,
+    app_id: int,
+    *,
+    url: str,
+    name: str | None,
+    authed: bool,
+    now: int,
 ) -> Added:
     """Fetch a URL now and store what it answers; the URL is kept with the file."""
     try:
@@ -146,29 +158,30 @@ async def add_from_url(
     except outbound.OutboundError as exc:
         raise errorcodes.by_code(exc.error)(f"The file cannot be fetched: {exc.message}") from exc
     final_name = check_name(name) if name else derived_name(path)
-    staged = await _fetch(settings, url)
-    return await _add(settings, db, app_id, staged, final_name, url, authed, now)
+    staged = await _fetch(settings, content, url, settings.max_upload_bytes)
+    return await _add(content, db, app_id, staged, final_name, url, authed, now)
 
 
-async def _fetch(settings: Settings, url: str) -> filestore.Staged:
-    return await filestore.stage_bytes(settings.data_dir, await _fetch_bytes(settings, url))
-
-
-async def _fetch_bytes(settings: Settings, url: str) -> bytes:
-    limit = settings.max_upload_bytes
-    try:
-        reply = await outbound.request(settings, "GET", url, max_bytes=limit)
-    except outbound.OutboundError as exc:
-        if exc.error == "response_too_large":
+async def _fetch(settings: Settings, content: FileStore, url: str, limit: int) -> filestore.Staged:
+    """Fetch the URL's content into staging, streamed through a temporary file (never whole in
+    memory); `file_too_large` past `limit`."""
+    with tempfile.TemporaryFile() as spool:
+        try:
+            reply = await outbound.request(settings, "GET", url, max_bytes=limit, sink=spool)
+        except outbound.OutboundError as exc:
+            if exc.error == "response_too_large":
+                raise _too_large(limit) from exc
+            raise errorcodes.by_code(exc.error)(f"The file cannot be fetched: {exc.message}") from exc
+        if not reply.ok:
+            raise errorcodes.URL_FETCH_FAILED(status=reply.status)
+        try:
+            return await content.stage_file(spool, limit)
+        except filestore.TooLarge as exc:
             raise _too_large(limit) from exc
-        raise errorcodes.by_code(exc.error)(f"The file cannot be fetched: {exc.message}") from exc
-    if not reply.ok:
-        raise errorcodes.URL_FETCH_FAILED(status=reply.status)
-    return reply.content
 
 
 async def _add(
-    settings: Settings,
+    content: FileStore,
     db: Database,
     app_id: int,
     staged: filestore.Staged,
@@ -204,7 +217,7 @@ async def _add(
     finally:
         if not inserted:
             await staged.discard()
-            await _release(settings, db, staged.key)
+            await _release(content, db, staged.key)
     return Added(file_id=file_id, name=name, size=staged.size, authed=authed, url=url)
 
 
@@ -213,6 +226,7 @@ async def _add(
 
 async def edit(
     settings: Settings,
+    content: FileStore,
     db: Database,
     app_id: int,
     file_id: str,
@@ -229,7 +243,7 @@ async def edit(
     if name is not None:
         check_name(name)
     await get(db, app_id, file_id)  # an unknown id is refused before anything is fetched
-    staged = await _fetch(settings, url) if url is not None else None
+    staged = await _fetch(settings, content, url, settings.max_upload_bytes) if url is not None else None
     committed = False
     try:
         if staged is not None:
@@ -255,14 +269,14 @@ async def edit(
     finally:
         if staged is not None and not committed:
             await staged.discard()
-            await _release(settings, db, staged.key)
+            await _release(content, db, staged.key)
     old_key = before["storage_key"]
     if staged is not None and old_key and old_key != staged.key:
-        await _release(settings, db, old_key)
+        await _release(content, db, old_key)
     return before, after
 
 
-async def delete(settings: Settings, db: Database, app_id: int, file_id: str) -> Row:
+async def delete(content: FileStore, db: Database, app_id: int, file_id: str) -> Row:
     """Delete one file; its content goes too unless another file has the same content."""
     before = await get(db, app_id, file_id)
     deleted = await store.delete(db, app_id, file_id)
@@ -270,56 +284,62 @@ async def delete(settings: Settings, db: Database, app_id: int, file_id: str) ->
         raise errorcodes.FILE_NOT_FOUND(file_id=file_id)
     key = deleted[0]["storage_key"]
     if key:
-        await _release(settings, db, key)
+        await _release(content, db, key)
     return before
 
 
-async def delete_all(settings: Settings, db: Database, app_id: int) -> int:
+async def delete_all(content: FileStore, db: Database, app_id: int) -> int:
     deleted = await store.delete_all(db, app_id)
     for key in sorted({row["storage_key"] for row in deleted if row["storage_key"]}):
-        await _release(settings, db, key)
+        await _release(content, db, key)
     return len(deleted)
 
 
-async def _release(settings: Settings, db: Database, key: str) -> None:
+async def _release(content: FileStore, db: Database, key: str) -> None:
     async def referenced() -> bool:
         return await store.is_referenced(db, key)
 
-    await filestore.remove_if_unreferenced(settings.data_dir, key, referenced)
+    await content.remove_if_unreferenced(key, referenced)
 
 
 # --- reading (the client API's Download File) ------------------------------------------------
 
 
 async def read_content(
-    settings: Settings, db: Database, app_id: int, file_id: str, *, max_bytes: int | None = None
-) -> tuple[Row, bytes]:
-    """The file's row and its bytes. Raises NotFound (`file_not_found`) for an unknown id and
-    Invalid (`file_too_large`) when the file is larger than `max_bytes`. A file added by URL
-    whose stored content has gone missing is fetched again (through the outbound rules)."""
+    settings: Settings,
+    content: FileStore,
+    db: Database,
+    app_id: int,
+    file_id: str,
+    *,
+    max_bytes: int | None = None,
+) -> tuple[Row, AsyncIterator[bytes]]:
+    """The file's row and its bytes, a chunk at a time. Raises NotFound (`file_not_found`) for an
+    unknown id and Invalid (`file_too_large`) when the file is larger than `max_bytes`. A file
+    added by URL whose stored content has gone missing is fetched again (through the outbound
+    rules) and stored again."""
     row = await get(db, app_id, file_id)
     if max_bytes is not None and int(row["size"] or 0) > max_bytes:
         raise _too_large(max_bytes)
     key = row["storage_key"]
-    if key:
-        try:
-            return row, await filestore.read(settings.data_dir, key)
-        except filestore.ContentMissing:
-            if not row["url"]:
-                raise
+    if key and (await content.exists(key) or not row["url"]):
+        return row, content.chunks(key)
     if not row["url"]:
         raise filestore.ContentMissing(f"file {file_id} of application {app_id} has no content")
-    content = await _fetch_bytes(settings, row["url"])
-    if max_bytes is not None and len(content) > max_bytes:
-        raise _too_large(max_bytes)
-    staged = await filestore.stage_bytes(settings.data_dir, content)
-    await staged.publish()
-    changed = await store.replace_content(
-        db, row["id"], url=row["url"], storage_key=staged.key, size=staged.size, now=row["updated_at"]
-    )
-    if changed:
-        await staged.commit()
-    else:  # the file was deleted meanwhile
-        await staged.discard()
-        await _release(settings, db, staged.key)
-    return await get(db, app_id, file_id) if changed else row, content
+    limit = settings.max_upload_bytes if max_bytes is None else max_bytes
+    staged = await _fetch(settings, content, row["url"], limit)
+    changed = 0
+    try:
+        await staged.publish()
+        changed = await store.replace_content(
+            db, row["id"], url=row["url"], storage_key=staged.key, size=staged.size, now=row["updated_at"]
+        )
+        if changed:
+            await staged.commit()
+    finally:
+        if not changed:  # the file was deleted meanwhile
+            await staged.discard()
+    if not changed:
+        await _release(content, db, staged.key)
+        raise errorcodes.FILE_NOT_FOUND(file_id=file_id)
+    return await get(db, app_id, file_id), content.chunks(staged.key)

@@ -525,6 +525,31 @@ files = sa.Table(
     sa.Index(None, "storage_key"),
 )
 
+# File content kept in the database (PostgreSQL deployments without a shared folder): one row
+# per content (content-addressed, like the folder) and its bytes in chunks of up to 1 MiB, so no
+# statement moves a whole file.
+file_blobs = sa.Table(
+    "file_blobs",
+    metadata,
+    sa.Column("storage_key", sa.Text, primary_key=True),  # SHA-256 of the content
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("chunks", sa.Integer, nullable=False),
+    _time("created_at", nullable=False),
+)
+
+file_chunks = sa.Table(
+    "file_chunks",
+    metadata,
+    sa.Column(
+        "storage_key",
+        sa.Text,
+        sa.ForeignKey("file_blobs.storage_key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("seq", sa.Integer, primary_key=True),  # 0, 1, ... in order
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+
 webhooks = sa.Table(
     "webhooks",
     metadata,

@@ -56,9 +56,12 @@ async def download(call: ClientCall) -> dict[str, Any]:
     if size > limit:
         raise _too_large(size, limit)
     try:
-        row, content = await files.read_content(
-            settings, call.db, call.app.id, row["file_id"], max_bytes=limit
+        row, chunks = await files.read_content(
+            settings, call.services.files, call.db, call.app.id, row["file_id"], max_bytes=limit
         )
+        # The answer carries the bytes as hex and is signed whole, so it is built in memory (up
+        # to twice `client_file_bytes`); the content itself comes a chunk at a time.
+        contents = "".join([chunk.hex() async for chunk in chunks])
     except Invalid as refusal:
         if errorcodes.FILE_TOO_LARGE.refuses(refusal):
             raise _too_large(None, limit) from refusal
@@ -69,7 +72,7 @@ async def download(call: ClientCall) -> dict[str, Any]:
         raise errorcodes.FILE_UNAVAILABLE() from None
     return {
         "message": "File download successful",
-        "contents": content.hex(),
+        "contents": contents,
         "name": row["name"],
-        "size": len(content),
+        "size": len(contents) // 2,
     }

@@ -61,6 +61,7 @@ async def upload(call: SellerCall) -> dict[str, Any]:
     if sent is not None:
         added = await files.add_upload(
             settings,
+            call.services.files,
             call.db,
             call.app_id,
             source=sent.file,
@@ -71,7 +72,14 @@ async def upload(call: SellerCall) -> dict[str, Any]:
         )
     elif url is not None:
         added = await files.add_from_url(
-            settings, call.db, call.app_id, url=url, name=name, authed=authed, now=call.now()
+            settings,
+            call.services.files,
+            call.db,
+            call.app_id,
+            url=url,
+            name=name,
+            authed=authed,
+            now=call.now(),
         )
     else:
         raise errorcodes.MISSING_PARAMETER(
@@ -134,6 +142,7 @@ async def edit(call: SellerCall) -> dict[str, Any]:
     now and its content replaces the stored one. At least one of them must be given."""
     before, after = await files.edit(
         call.services.settings,
+        call.services.files,
         call.db,
         call.app_id,
         call.args.text("id"),
@@ -157,7 +166,7 @@ async def edit(call: SellerCall) -> dict[str, Any]:
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete one file. Its stored content goes too, unless another file has the same content."""
-    before = await files.delete(call.services.settings, call.db, call.app_id, call.args.text("id"))
+    before = await files.delete(call.services.files, call.db, call.app_id, call.args.text("id"))
     call.record(f"file:{before['file_id']}", before=files.audit_view(before), after=None)
     return {"message": "Successfully deleted file!"}
 
@@ -172,6 +181,6 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
     """Delete every file of the application."""
-    deleted = await files.delete_all(call.services.settings, call.db, call.app_id)
+    deleted = await files.delete_all(call.services.files, call.db, call.app_id)
     call.record("files:all", before={"count": deleted}, after={"count": 0})
     return {"message": "Successfully deleted all files!", "deleted": deleted}
