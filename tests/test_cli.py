@@ -207,7 +207,8 @@ def test_serve_says_where_the_data_is(db_url: str, tmp_path: Path) -> None:
         printed = server.log.read_text()
     finally:
         server.stop()
-    assert f"database {migrate.location(db_url)}, files in {(tmp_path / 'files').resolve()}" in printed
+    files = "the database" if db_url.startswith("postgresql") else str((tmp_path / "files").resolve())
+    assert f"database {migrate.location(db_url)}, files in {files}" in printed
     assert ":***@" in migrate.location("postgresql://u:secret@h:5432/d")
     assert "secret" not in migrate.location("postgresql://u:secret@h:5432/d")
 

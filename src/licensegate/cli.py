@@ -78,7 +78,7 @@ def where(settings: Settings) -> str:
 
     return (
         f"database {migrate.location(settings.database_url)}, "
-        f"files in {filestore.root(settings.data_dir).resolve()}"
+        f"files in {filestore.location(settings.database_url, settings.data_dir, settings.files_dir)}"
     )
 
 

@@ -44,7 +44,7 @@ from licensegate import private
 from licensegate.clock import Clock
 from licensegate.durable import fsync_dir
 from licensegate.store import blobs as blob_store
-from licensegate.store.database import Database
+from licensegate.store.database import Database, dialect_of
 
 CHUNK = 1024 * 1024
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -314,6 +314,15 @@ class DatabaseFileStore:
 
     async def keys(self) -> list[str]:
         return await blob_store.keys(self.db)
+
+
+def location(database_url: str, data_dir: Path, files_dir: Path | None) -> str:
+    """Where `open_file_store` keeps content, for people: an absolute folder, or the database."""
+    if files_dir is not None:
+        return str(files_dir.resolve())
+    if dialect_of(database_url) == "postgresql":
+        return "the database"
+    return str(root(data_dir).resolve())
 
 
 def open_file_store(db: Database, clock: Clock, data_dir: Path, files_dir: Path | None) -> FileStore:
