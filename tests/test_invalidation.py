@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -81,20 +82,27 @@ async def postgres(postgres_test_url: str) -> AsyncIterator[Database]:
         await db.close()
 
 
+@asynccontextmanager
+async def started(*buses: Invalidation) -> AsyncIterator[None]:
+    """The buses started and subscribed, closed afterwards."""
+    for bus in buses:
+        await bus.start()
+    try:
+        for bus in buses:
+            assert bus.trusted()
+        yield
+    finally:
+        for bus in buses:
+            await bus.close()
+
+
 async def test_postgresql_notify_reaches_another_listener(postgres: Database, postgres_test_url: str) -> None:
     dsn = postgres_dsn(postgres_test_url)
     first, second = PostgresNotify(dsn, postgres, 5.0), PostgresNotify(dsn, postgres, 5.0)
-    await first.start()
-    await second.start()
-    try:
-        assert first.trusted()
-        assert second.trusted()
+    async with started(first, second):
         heard = Heard(second)
         await first.changed("things", 42)
         await eventually(lambda: 42 in heard.keys)
-    finally:
-        await first.close()
-        await second.close()
 
 
 async def test_a_lost_listen_connection_reads_through_until_it_listens_again(
@@ -121,11 +129,7 @@ async def test_a_lost_listen_connection_reads_through_until_it_listens_again(
 async def test_redis_pubsub_reaches_another_subscriber() -> None:
     prefix = f"t{secrets.token_hex(4)}"
     first, second = RedisPubSub(REDIS_URL, prefix, 1.0), RedisPubSub(REDIS_URL, prefix, 1.0)
-    await first.start()
-    await second.start()
-    try:
-        assert first.trusted()
-        assert second.trusted()
+    async with started(first, second):
         heard = Heard(second)
         await first.changed("things", 9)
         await eventually(lambda: 9 in heard.keys)
@@ -135,9 +139,6 @@ async def test_redis_pubsub_reaches_another_subscriber() -> None:
         await eventually(lambda: 11 in heard.keys)
         assert 10 not in heard.keys
         await other_prefix.close()
-    finally:
-        await first.close()
-        await second.close()
 
 
 async def test_an_unreachable_redis_trusts_nothing_and_still_serves(tmp_path: Path) -> None:
