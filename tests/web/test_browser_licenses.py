@@ -57,6 +57,14 @@ def test_create_copy_ban_bulk_delete_and_import_keys(tab: Tab, dashboard_server:
     expect(page.locator("#flash")).to_contain_text(f"The key {target} is banned.")
     expect(page.get_by_role("row").filter(has_text=target)).to_contain_text("Banned")
 
+    # An export the page has counted shows its progress, then saves the file.
+    with page.expect_download() as download:
+        page.get_by_role("link", name="CSV").click()
+    assert download.value.suggested_filename.endswith(".csv")
+    expect(page.locator(".export-progress")).to_contain_text("3 of 3 keys: saved as")
+    saved = download.value.path().read_text()
+    assert sorted(line.split(",")[0] for line in saved.splitlines()[1:]) == sorted(keys)
+
     # A bulk action over every key matching a filter, above the typed threshold.
     for _ in range(2):
         made = httpx.get(

@@ -119,6 +119,74 @@
     region.replaceChildren(p);
   }
 
+  // Exports the page has counted (up to the list's count cap) are fetched here so that a
+  // progress bar can show the keys received out of the count; the file is then saved as the
+  // link would have saved it. Larger ones are left to the browser's own streamed download.
+  function exportWithProgress(link) {
+    var total = parseInt(link.getAttribute("data-export"), 10);
+    var box = document.querySelector(".export-progress");
+    if (!box || !window.fetch || !window.ReadableStream || !(total >= 0)) {
+      return false;
+    }
+    var bar = box.querySelector("progress");
+    var said = box.querySelector(".export-count");
+    var json = /format=json/.test(link.href);
+    bar.max = Math.max(total, 1);
+    bar.value = 0;
+    said.textContent = "0 of " + total.toLocaleString() + " keys";
+    box.hidden = false;
+    fetch(link.href, { credentials: "same-origin" }).then(function (res) {
+      if (!res.ok || !res.body) {
+        throw new Error("the server answered " + res.status);
+      }
+      var name = (/filename="([^"]+)"/.exec(res.headers.get("content-disposition") || "") || [])[1] || "licenses";
+      var reader = res.body.getReader();
+      var parts = [];
+      var lines = 0;
+      function pump() {
+        return reader.read().then(function (step) {
+          if (step.done) {
+            return name;
+          }
+          parts.push(step.value);
+          for (var i = 0; i < step.value.length; i++) {
+            if (step.value[i] === 10) {
+              lines++;
+            }
+          }
+          // CSV: a header line, then one line a key; JSON: one line a key.
+          var received = Math.min(total, Math.max(0, json ? lines : lines - 1));
+          bar.value = received;
+          said.textContent = received.toLocaleString() + " of " + total.toLocaleString() + " keys";
+          return pump();
+        });
+      }
+      return pump().then(function (filename) {
+        var url = URL.createObjectURL(new Blob(parts, { type: res.headers.get("content-type") || "" }));
+        var save = document.createElement("a");
+        save.href = url;
+        save.download = filename;
+        document.body.appendChild(save);
+        save.click();
+        save.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+        bar.value = bar.max;
+        said.textContent = total.toLocaleString() + " of " + total.toLocaleString() + " keys: saved as " + filename;
+      });
+    }).catch(function (err) {
+      box.hidden = true;
+      announce("The export failed: " + (err && err.message ? err.message : err), "error");
+    });
+    return true;
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[data-export]") : null;
+    if (link && !event.ctrlKey && !event.metaKey && !event.shiftKey && exportWithProgress(link)) {
+      event.preventDefault();
+    }
+  });
+
   // "Select all on this page" for bulk actions.
   document.addEventListener("change", function (event) {
     var box = event.target;
