@@ -100,6 +100,7 @@ def ban_user(tab: Tab, username: str) -> None:
     nav(page).get_by_role("link", name="Users").click()
     expect(page.get_by_role("heading", name="Users", exact=True)).to_be_visible()
     tab.audit("users")
+    page.locator("summary").filter(has_text=re.compile(rf"^Actions for {re.escape(username)}$")).click()
     page.get_by_role("link", name=f"Ban {username}…").click()
     expect(page.get_by_role("heading", name=f"Ban {username}")).to_be_visible()
     tab.audit("user-ban")
