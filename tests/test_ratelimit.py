@@ -202,3 +202,46 @@ async def test_hit_all_stops_counting_at_the_first_refusal(backend: str) -> None
         assert [await limiter.hit_all(wider) for _ in range(4)] == [0, 0, 0, 800]  # 800 s to the hour
     finally:
         await limiter.close()
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("backend", ["redis", "memory"])
+def test_client_address_limit_holds_across_two_workers_and_spares_other_addresses(
+    tmp_path: Path, backend: str
+) -> None:
+    """Addresses as a trusted proxy forwards them: one floods `init`, the others are served."""
+    url = f"sqlite:///{tmp_path / 'rl.db'}"
+    extra = {
+        "LICENSEGATE_CLIENT_ADDRESS_LIMIT": "10",
+        "LICENSEGATE_CLIENT_LIMIT_WINDOW": "3600",  # one window for the whole test
+        "LICENSEGATE_TRUSTED_PROXIES": "127.0.0.1",
+    }
+    if backend == "redis":
+        extra |= {
+            "LICENSEGATE_REDIS_URL": REDIS_URL,
+            "LICENSEGATE_REDIS_PREFIX": f"t{secrets.token_hex(4)}",
+            "LICENSEGATE_REDIS_TIMEOUT_MS": "5000",  # a loaded machine must not make it fall back
+        }
+    server = start_server(url, tmp_path, 2, **extra)
+    created = server.create_app("rl", "rl")
+    params = {"type": "init", "ownerid": created["ownerid"], "name": "rl"}
+
+    def init_from(address: str) -> int:
+        # A fresh connection each time spreads the requests over both workers.
+        return httpx.post(
+            f"{server.url}/api/1.0/", params=params, headers={"X-Forwarded-For": address}
+        ).status_code
+
+    try:
+        flood = [init_from("198.51.100.66") for _ in range(30)]
+        others = [init_from(f"198.51.100.{n}") for n in range(1, 6)]
+    finally:
+        server.stop()
+    log = (tmp_path / "server.log").read_text()
+    if backend == "redis":
+        assert "counting in this process" not in log
+        assert flood.count(200) == 10, log  # exactly the limit, whichever worker answered
+    else:
+        assert 5 <= flood.count(200) <= 10  # each worker allows its share, ceil(10 / 2)
+    assert set(flood) == {200, 429}
+    assert others == [200] * 5
