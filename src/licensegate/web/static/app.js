@@ -51,7 +51,9 @@
       return;
     }
     if (form.dataset.confirmed !== "1") {
+      // Stopped here (capture phase), so htmx's listener on the form does not send it either.
       event.preventDefault();
+      event.stopPropagation();
       confirmForm(form);
       return;
     }
