@@ -1,7 +1,7 @@
 """file content in the database
 
 Revision ID: 0012
-Revises: 0007
+Revises: 0006
 Create Date: 2026-11-25 04:20:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0012"
-down_revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
