@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from licensegate.store.database import Database, dialect_of, postgres_dsn, sqlite_path
+from licensegate.store.database import Database, DatabaseUnavailable, dialect_of, postgres_dsn, sqlite_path
 
 log = logging.getLogger("licensegate.invalidation")
 
@@ -252,7 +252,10 @@ class PostgresNotify(_Subscribed):
 
     async def changed(self, topic: str, key: int) -> None:
         self.forget(topic, key)
-        await self._db.execute("SELECT pg_notify(?, ?)", CHANNEL, f"{topic}:{key}")
+        try:
+            await self._db.execute("SELECT pg_notify(?, ?)", CHANNEL, f"{topic}:{key}")
+        except DatabaseUnavailable as exc:  # the change is committed: say so, do not fail it
+            _not_told(topic, key, exc)
 
 
 class RedisPubSub(_Subscribed):
@@ -293,19 +296,23 @@ class RedisPubSub(_Subscribed):
         try:
             await self._redis.publish(self._channel, f"{topic}:{key}")
         except Exception as exc:
-            log.warning(
-                "cannot tell other workers through Redis that %s %d changed (%s); they see it within %g s",
-                topic,
-                key,
-                exc,
-                BACKSTOP,
-            )
+            _not_told(topic, key, exc)
 
     async def close(self) -> None:
         await super().close()
         for client in (self._redis, self._listener):
             with contextlib.suppress(Exception):
                 await client.aclose()
+
+
+def _not_told(topic: str, key: int, exc: Exception) -> None:
+    log.warning(
+        "cannot tell other workers that %s %d changed (%s); they see it within %g s",
+        topic,
+        key,
+        exc,
+        BACKSTOP,
+    )
 
 
 def open_invalidation(

@@ -511,3 +511,25 @@ async def test_the_audit_log_describes_file_changes_without_the_url(seller: Sell
     renamed = {**added, "name": "renamed.bin", "authed": 0}
     assert (logs["editfile"]["before"], logs["editfile"]["after"]) == (added, renamed)
     assert (logs["delfile"]["before"], logs["delfile"]["after"]) == (renamed, None)
+
+
+async def test_content_an_older_version_kept_in_the_folder_is_copied_into_the_database(
+    postgres_test_url: str, tmp_path: Path
+) -> None:
+    """An upgraded PostgreSQL deployment: rows name content that is only in `<data dir>/files`."""
+    databases.empty_postgres(postgres_test_url)
+    folder = filestore.LocalFileStore(filestore.root(tmp_path))
+    old = await filestore.stage_bytes(folder, b"uploaded before the upgrade")
+    await old.publish()
+    await old.commit()
+    db = await open_database(postgres_test_url, pool_size=3)
+    try:
+        store = filestore.open_file_store(db, MovableClock(), tmp_path, None)
+        assert isinstance(store, filestore.DatabaseFileStore)
+        assert await store.keys() == []
+        assert await filestore.read(store, old.key) == b"uploaded before the upgrade"
+        assert await store.keys() == [old.key]  # copied in: every node serves it from now on
+        folder.path(old.key).unlink()
+        assert await filestore.read(store, old.key) == b"uploaded before the upgrade"
+    finally:
+        await db.close()
