@@ -311,6 +311,10 @@ async def test_a_resellers_bulk_add_time_stops_when_its_balance_runs_out(service
         data = {"action": "addtime", "scope": "all", "amount": "1", "unit": "months"}
         preview = await dash.post(path(shop, "/bulk"), data)
         assert "This will add time to 3 keys (every key)." in text_of(preview.text)
+        assert "It costs 3 units of your month balance; you have 2." in text_of(preview.text)
+        assert "Your balance pays for 2 of them: the run stops there." in text_of(preview.text)
+        unsold = await dash.post(path(shop, "/bulk"), {**data, "amount": "5", "unit": "days"})
+        assert "can only give durations its balance pays for" in text_of(unsold.text)
         done = await dash.post(path(shop, "/bulk"), {**data, "confirmed": "1"})
         assert "Stopped after 2 keys" in text_of(done.text)
     assert await month_balance(services, rita) == 0

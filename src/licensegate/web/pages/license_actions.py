@@ -318,6 +318,7 @@ async def bulk(visit: Visit) -> Response:
         count = 0
         if target.query is not None:
             count = await licenses.count_matching(visit.services.db, scope, target.query, cap=COUNT_LIMIT)
+        cost = await _cost(visit, app, name, params, count)
     except Refusal as refusal:
         visit.flash(refusal.message, "error")
         return visit.redirect(back)
@@ -330,7 +331,7 @@ async def bulk(visit: Visit) -> Response:
             visit,
             title="Check before changing",
             message=f"This will {action.verb} {count:,} key{'' if count == 1 else 's'} ({target.described}).",
-            details=_details(name, params, count),
+            details=(*_details(name, params, count), *cost),
             button=f"{action.label}: {count:,} key{'' if count == 1 else 's'}",
             back=back,
             typed=typed,
@@ -345,6 +346,21 @@ async def bulk(visit: Visit) -> Response:
     else:
         visit.flash(f"Stopped after {done:,} key{'' if done == 1 else 's'}: {stopped}", "error")
     return visit.redirect(back)
+
+
+async def _cost(visit: Visit, app: AppPage, name: str, params: dict[str, str], count: int) -> tuple[str, ...]:
+    """What a reseller's added time costs from its balance (the run stops where the balance ends);
+    a duration its balance does not sell is refused before the preview."""
+    reseller = reseller_of(visit)
+    if reseller is None or name != "addtime" or count == 0:
+        return ()
+    bucket = team.bucket_for(licenses.duration_seconds(float(params["time"]), "time"))
+    have = (await team.reseller_info(visit.services.db, app.id, reseller.username))["balance"][bucket]
+    label = bucket.replace("_", " ")
+    lines = [f"It costs {count:,} units of your {label} balance; you have {have:,}."]
+    if have < count:
+        lines.append(f"Your balance pays for {have:,} of them: the run stops there.")
+    return tuple(lines)
 
 
 def _details(name: str, params: dict[str, str], count: int) -> tuple[str, ...]:
