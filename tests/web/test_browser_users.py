@@ -61,6 +61,12 @@ def test_users_list_time_preview_ban_and_detail_pages(tab: Tab, dashboard_server
     page.get_by_role("button", name="Apply").click()
     expect(page.get_by_role("status")).to_contain_text("ann has more time on default.")
 
+    # A row action with script: htmx posts it and swaps the list and the status message in place.
+    row_menu("annika")
+    page.get_by_role("button", name="Pause annika").click()
+    expect(page.get_by_role("status")).to_contain_text("annika's time is paused.")
+    expect(table.get_by_role("row", name=re.compile("^annika "))).to_contain_text("Paused")
+
     # A ban says what it blacklists; the IP can be left out.
     row_menu("ann")
     page.get_by_role("link", name="Ban ann…").click()
