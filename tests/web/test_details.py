@@ -184,3 +184,27 @@ async def test_who_opens_which_detail_page(services: Services) -> None:
         await dash.sign_in("bea")
         assert (await dash.get(f"/dashboard/apps/{shop.app_id}/users/{ann}")).status_code == 403
         assert (await dash.get(f"/dashboard/apps/{shop.app_id}/licenses/{key_id}")).status_code == 403
+
+
+async def test_the_user_page_shows_a_sign_in_lock_out_and_lifts_it(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    shop = await make_shop(services)
+    db = services.db
+    ann = await make_user(services, shop, "ann")
+    await dash.sign_in("alice")
+    path = f"/dashboard/apps/{shop.app_id}/users/{ann}"
+    assert "sign-in locked" not in text_of((await dash.get(path)).text)
+    await db.execute("UPDATE users SET locked_until = ?, lockouts = 2 WHERE id = ?", clock.now() + 600, ann)
+    shown = text_of((await dash.get(path)).text)
+    assert "Password sign-in locked" in shown
+    assert "lock-out 2 in a row" in shown
+    done = await dash.post(f"{path}/unlock", {})
+    assert "ann can sign in with a password again" in text_of(done.text)
+    row = await db.fetch_one("SELECT locked_until, lockouts, failed_logins FROM users WHERE id = ?", ann)
+    assert row == {"locked_until": None, "lockouts": 0, "failed_logins": 0}
+    audit = await db.fetch_all("SELECT actor, action FROM audit_log WHERE app_id = ?", shop.app_id)
+    assert ("alice (dashboard)", "unlockuser") in [(r["actor"], r["action"]) for r in audit]
+    # A lock that has ended by itself is not shown.
+    await db.execute("UPDATE users SET locked_until = ? WHERE id = ?", clock.now() - 1, ann)
+    assert "sign-in locked" not in text_of((await dash.get(path)).text)

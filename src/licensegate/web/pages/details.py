@@ -1,6 +1,7 @@
 """Detail pages (KeyAuth has none): a license key and a user, each on one page. A key leads to
 the user who redeemed it; a user shows the subscriptions it holds (with their expiry and the key
-that gave each), its HWIDs, its open sessions (end one or all), the keys it redeemed, and one
+that gave each), its HWIDs, its open sessions (end one or all), the keys it redeemed, a sign-in
+lock-out (lifted here), and one
 timeline of its client's log lines, tamper reports and the audit trail of changes made to it,
 newest first and paged. The row actions of the lists are here too.
 
@@ -82,7 +83,21 @@ async def user_page(visit: Visit) -> Response:
             "expired": "status-off",
             "banned": "status-bad",
         },
+        locked=(user["locked_until"] or 0) > visit.now(),
         **parts,
+    )
+
+
+async def unlock(visit: Visit) -> Response:
+    """Lift the user's sign-in lock-out (the seller operation `unlockuser`, of the users area)."""
+    app, user = await _sessions_user(visit)
+    return await seller.act(
+        visit,
+        app,
+        "unlockuser",
+        {"user": user["username"]},
+        done=f"{user['username']} can sign in with a password again.",
+        back=app.path(f"users/{user['id']}"),
     )
 
 
@@ -176,6 +191,7 @@ ROUTES = [
     Route("/apps/{app_id:int}/users/{user_id:int}", page(user_page), methods=["GET"]),
     Route("/apps/{app_id:int}/licenses/{key_id:int}", page(key_page), methods=["GET"]),
     Route("/apps/{app_id:int}/users/{user_id:int}/sessions/end", page(end_session), methods=["POST"]),
+    Route("/apps/{app_id:int}/users/{user_id:int}/unlock", page(unlock), methods=["POST"]),
     Route(
         "/apps/{app_id:int}/users/{user_id:int}/sessions/end-all", page(end_all_sessions), methods=["POST"]
     ),
