@@ -13,6 +13,7 @@ OPERATIONS = Path(__file__).parent.parent / "docs" / "operations.md"
 NOT_LIMITS = frozenset(
     {
         "data_dir",
+        "files_dir",
         "database_url",
         "redis_url",
         "redis_prefix",
