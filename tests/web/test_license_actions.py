@@ -8,7 +8,7 @@ import re
 import httpx
 import pytest
 
-from licensegate.domain import licenses
+from licensegate.domain import licenses, subscriptions
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
 from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, text_of
@@ -337,3 +337,21 @@ async def test_htmx_row_action_swaps_the_results(services: Services, dash: Dashb
     assert answer.status_code == 200
     assert '<div id="results">' in answer.text
     assert 'id="flash"' in answer.text
+
+
+async def test_bulk_set_level_changes_only_unused_keys(services: Services, dash: Dashboard) -> None:
+    shop = await make_shop(services)
+    await subscriptions.create(services.db, shop.app_id, name="gold", level="5", now=services.clock.now())
+    made = await make_keys(services, shop, 3)
+    await services.db.execute("UPDATE license_keys SET status = 'used' WHERE key = ?", made[0])
+    await dash.sign_in("alice")
+    await dash.get(path(shop))
+    data = {"action": "level", "scope": "all", "level": "5"}
+    preview = await dash.post(path(shop, "/bulk"), data)
+    assert "This will set the level of 2 keys (every key)." in text_of(preview.text)
+    done = await dash.post(path(shop, "/bulk"), {**data, "confirmed": "1"})
+    assert "Done: set the level of 2 keys." in text_of(done.text)
+    levels = [(await key_row(services, shop, key) or {}).get("level") for key in made]
+    assert levels == ["1", "5", "5"]
+    unknown = await dash.post(path(shop, "/bulk"), {**data, "level": "7", "confirmed": "1"})
+    assert "No subscription has level '7'" in text_of(unknown.text)

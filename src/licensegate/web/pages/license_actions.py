@@ -298,6 +298,11 @@ def _params(visit: Visit, name: str) -> dict[str, str]:
         return {"time": _days(form.get("amount"), form.get("unit", "days"), "the time to add")}
     if name == "note":
         return {"note": form.text("note", 256)}
+    if name == "level":
+        level = form.text("level", 12)
+        if not level:
+            raise errorcodes.INVALID_FORM("Choose the new level.")
+        return {"level": level}
     if name == "delete":
         return {"userToo": "1" if form.flag("user_too") else "0"}
     return {}
@@ -374,6 +379,8 @@ def _details(name: str, params: dict[str, str], count: int) -> tuple[str, ...]:
             f"Each key gets {params['time']} more days: an unused key a longer duration, "
             "a used key later expiries."
         )
+    if name == "level":
+        lines.append(f"New level: {params['level']} (used keys keep theirs: their grants are made).")
     if name == "note":
         lines.append(f"New note: {params['note'] or '(empty)'}")
     if name == "delete":
@@ -399,7 +406,7 @@ async def _batches(visit: Visit, scope: Scope, query: KeyQuery) -> AsyncIterator
         request = PageRequest("created", False, BATCH, licenses.position_after(found.rows[-1]))
 
 
-OPERATION = {"ban": "ban", "unban": "unban", "addtime": "addtime", "note": "setnote"}
+OPERATION = {"ban": "ban", "unban": "unban", "addtime": "addtime", "note": "setnote", "level": "changekeysub"}
 
 
 async def _run_bulk(

@@ -71,6 +71,12 @@ BULK_ACTIONS: dict[str, BulkAction] = {
     "unban": BulkAction("Unban", "unban", "none of them is banned", {"all": "banned", "banned": "banned"}),
     "addtime": BulkAction("Add time", "add time to", "no key matches", ANY),
     "note": BulkAction("Set the note", "set the note of", "no key matches", ANY),
+    "level": BulkAction(
+        "Set the level (unused keys)",
+        "set the level of",
+        "no unused key matches",
+        {"all": "unused", "unused": "unused"},
+    ),
     "delete": BulkAction("Delete", "delete", "no key matches", ANY),
 }
 BULK_MENU = tuple((name, action.label) for name, action in BULK_ACTIONS.items())
