@@ -17,6 +17,7 @@ so a lock-out does not tell an attacker that a username exists.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from licensegate.config import Settings
@@ -24,7 +25,7 @@ from licensegate.domain.errors import RateLimited
 from licensegate.domain.messages import Messages
 from licensegate.ratelimit import RateLimiter
 from licensegate.store import logins as store
-from licensegate.store.database import Executor, Row
+from licensegate.store.database import DatabaseUnavailable, Executor, Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +63,15 @@ class Guard:
         raise RateLimited(until - now, msg("ratelimited"))
 
     async def failed(self, db: Executor, user: Row, now: int) -> None:
-        """Count a wrong password; the one that reaches the policy's count locks the user."""
-        failures, lockouts = await store.count_failed_login(db, user["user_id"])
-        if failures >= self.policy.failures:
-            await store.lock(db, user["user_id"], now + self.policy.duration(lockouts), self.policy.failures)
+        """Count a wrong password; the one that reaches the policy's count locks the user. A
+        database that can be read but not written (a full disk) still answers the wrong password
+        as such; the count resumes when writes do."""
+        with contextlib.suppress(DatabaseUnavailable):
+            failures, lockouts = await store.count_failed_login(db, user["user_id"])
+            if failures >= self.policy.failures:
+                await store.lock(
+                    db, user["user_id"], now + self.policy.duration(lockouts), self.policy.failures
+                )
 
     async def succeeded(self, db: Executor, user: Row) -> None:
         """A right password: the count, the lock and the doubling start over."""
