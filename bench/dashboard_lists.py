@@ -1,5 +1,6 @@
-"""How long the dashboard's Licenses list takes with 1,000,000 keys, and its Users list with
-1,000,000 users, on SQLite and PostgreSQL, and writes docs/benchmarks-dashboard.md.
+"""How long the dashboard's Licenses list takes with 1,000,000 keys, its Users list with
+1,000,000 users and its User variables list with 1,000,000 variables, on SQLite and PostgreSQL,
+and writes docs/benchmarks-dashboard.md (a run of some lists keeps the others' rows).
 
 Server time only: the list's queries through the domain, and the whole page (routing, session,
 queries, template) through the ASGI application in-process, without a network. Page 1 and page
@@ -8,6 +9,7 @@ queries, template) through the ASGI application in-process, without a network. P
     .venv/bin/python bench/dashboard_lists.py                    # both databases, both lists
     .venv/bin/python bench/dashboard_lists.py --keys 100000 --users 100000 --databases sqlite
     .venv/bin/python bench/dashboard_lists.py --lists users
+    .venv/bin/python bench/dashboard_lists.py --lists uservars --variables 1000000
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from tests.web.pages import PASSWORD, Shop, browser, make_shop  # noqa: E402
 
 from licensegate.clock import SystemClock  # noqa: E402
 from licensegate.config import Settings  # noqa: E402
-from licensegate.domain import licenses, users  # noqa: E402
+from licensegate.domain import licenses, users, uservars  # noqa: E402
 from licensegate.domain.licenses import KeyQuery  # noqa: E402
 from licensegate.domain.paging import PageRequest, Position  # noqa: E402
 from licensegate.domain.permissions import Scope  # noqa: E402
@@ -363,7 +365,120 @@ async def _users(services: Services, shop: Shop, url: str, count: int) -> list[t
     return results
 
 
-async def _measure(url: str, keys: int, people: int, lists: list[str]) -> list[tuple[str, float, float]]:
+VAR_NAMES = ("plan", "theme", "discord", "motd", "seat", "region", "hwid_note", "beta", "lang", "tier")
+VAR_COLUMNS = ("app_id", "user_id", "name", "value", "read_only", "created_at", "updated_at")
+
+
+async def _fill_vars(url: str, app_id: int, count: int) -> None:
+    """`count` user variables: ten names over count/10 users (made by `_fill_users`), values that
+    share prefixes the way real ones do (plan names, versions, ids)."""
+    await _fill_users(url, app_id, max(1, count // len(VAR_NAMES)))
+    now = int(time.time())
+
+    def rows(user_ids: list[int]) -> list[tuple[Any, ...]]:
+        return [
+            (app_id, user_id, name, f"{name}-{user_id % 97}-{secrets.token_hex(6)}", j % 3 == 0, now, now)
+            for user_id in user_ids
+            for j, name in enumerate(VAR_NAMES)
+        ]
+
+    batch = 10_000
+    if url.startswith("sqlite"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        ids = [row[0] for row in conn.execute("SELECT id FROM users WHERE app_id = ? ORDER BY id", (app_id,))]
+        for start in range(0, len(ids), batch):
+            conn.executemany(
+                f"INSERT INTO user_vars ({', '.join(VAR_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(VAR_COLUMNS))})",
+                [(*row[:4], int(row[4]), *row[5:]) for row in rows(ids[start : start + batch])],
+            )
+            conn.commit()
+        conn.execute("ANALYZE")
+        conn.commit()
+        conn.close()
+        return
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        ids = [
+            row[0] for row in await conn.fetch("SELECT id FROM users WHERE app_id = $1 ORDER BY id", app_id)
+        ]
+        for start in range(0, len(ids), batch):
+            records = [(*row[:4], int(row[4]), *row[5:]) for row in rows(ids[start : start + batch])]
+            await conn.copy_records_to_table("user_vars", records=records, columns=VAR_COLUMNS)
+        await conn.execute("VACUUM ANALYZE user_vars")
+    finally:
+        await conn.close()
+
+
+async def _uservars(services: Services, shop: Shop, url: str, count: int) -> list[tuple[str, float, float]]:
+    results: list[tuple[str, float, float]] = []
+    await _fill_vars(url, shop.app_id, count)
+    db = services.db
+    top = await db.fetch_value("SELECT MAX(id) FROM user_vars WHERE app_id = ?", shop.app_id)
+    deep_id = top - min(PAGE * 1000, count // 2)
+    deep = await db.fetch_one(
+        "SELECT v.value, u.username FROM user_vars v JOIN users u ON u.id = v.user_id WHERE v.id = ?", deep_id
+    )
+    assert deep is not None
+
+    async def browse(request: PageRequest, **search: str | None) -> None:
+        query = {"username": None, "name": None, "value_prefix": None, **search}
+        await uservars.browse(db, shop.app_id, request=request, **query)
+
+    newest = PageRequest("created", True, PAGE)
+    cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("user variables query: page 1, newest first", lambda: browse(newest)),
+        (
+            "user variables query: page 1,000, newest first",
+            lambda: browse(PageRequest("created", True, PAGE, Position(deep_id, deep_id))),
+        ),
+        ("user variables query: one name, page 1", lambda: browse(newest, name="motd")),
+        (
+            "user variables query: one name, page 1,000",
+            lambda: browse(PageRequest("created", True, PAGE, Position(deep_id, deep_id)), name="motd"),
+        ),
+        ("user variables query: one user", lambda: browse(newest, username=deep["username"])),
+        (
+            "user variables query: value prefix (one match)",
+            lambda: browse(newest, value_prefix=deep["value"]),
+        ),
+        (
+            "user variables query: value prefix (about 1% match)",
+            lambda: browse(
+                newest, value_prefix=deep["value"].split("-")[0] + "-" + deep["value"].split("-")[1] + "-"
+            ),
+        ),
+    ]
+    for name, work in cases:
+        median, p95 = await _time(work)
+        results.append((name, median, p95))
+    async with browser(services) as dash:
+        await dash.sign_in(shop.owner.username, PASSWORD)
+        path = f"/dashboard/apps/{shop.app_id}/user-variables"
+        assert (await dash.get(path)).status_code == 200, "signed in as the shop's owner"
+
+        async def fetch(url: str) -> None:
+            assert (await dash.http.get(url)).status_code == 200
+
+        for name, url_path in (
+            (
+                f"subscriptions whole page ({count // len(VAR_NAMES):,} users)",
+                f"/dashboard/apps/{shop.app_id}/subscriptions",
+            ),
+            ("user variables whole page: page 1", path),
+            ("user variables whole page: page 1,000", f"{path}?after={_cursor(deep_id)}"),
+            ("user variables whole page: value prefix", f"{path}?value={deep['value'][:12]}"),
+        ):
+            median, p95 = await _time(functools.partial(fetch, url_path))
+            results.append((name, median, p95))
+    return results
+
+
+async def _measure(
+    url: str, keys: int, people: int, variables: int, lists: list[str]
+) -> list[tuple[str, float, float]]:
     folder = Path(tempfile.mkdtemp(prefix="lgbench"))
     settings = Settings(data_dir=folder, database_url=url, argon2_time_cost=1, argon2_memory_kib=64)
     services = await Services.open(settings, clock=SystemClock())
@@ -374,6 +489,10 @@ async def _measure(url: str, keys: int, people: int, lists: list[str]) -> list[t
             results += await _licenses(services, shop, url, keys)
         if "users" in lists:
             results += await _users(services, shop, url, people)
+        if "uservars" in lists:
+            results += await _uservars(
+                services, await make_shop(services, "varbench", "Var bench"), url, variables
+            )
     finally:
         await services.close()
     return results
@@ -387,37 +506,76 @@ def _cursor(row_id: int) -> str:
     return base64.urlsafe_b64encode(orjson.dumps([row_id, row_id])).decode().rstrip("=")
 
 
+DESCRIPTIONS = {
+    "licenses": "the Licenses list of one application holding {keys:,} keys (30% used, 2% banned, "
+    "three levels)",
+    "users": "its Users list with {users:,} users (2% banned, a quarter expired, one in twenty "
+    "paused, 60% with an HWID and an address)",
+    "uservars": "the User variables list of an application holding {variables:,} variables (ten "
+    "names a user)",
+}
+
+
+def _list_of(case: str) -> str:
+    """Which list a row of the table measures, by how its case is named."""
+    if case.startswith("user variables"):
+        return "uservars"
+    return "users" if case.startswith("users ") else "licenses"
+
+
+def _kept_rows(measured: set[tuple[str, str]]) -> list[str]:
+    """The rows of the current document this run does not measure again (a run of some lists
+    keeps the others' figures)."""
+    if not OUT.exists():
+        return []
+    kept = []
+    for line in OUT.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if (
+            line.startswith("| ")
+            and len(cells) == 4
+            and cells[0] != "database"
+            and not cells[0].startswith("-")
+        ) and (cells[0], cells[1]) not in measured:
+            kept.append(line)
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--users", type=int, default=1_000_000)
-    parser.add_argument("--lists", default="licenses,users")
+    parser.add_argument("--variables", type=int, default=1_000_000)
+    parser.add_argument("--lists", default="licenses,users,uservars")
     parser.add_argument("--databases", default="sqlite,postgres")
     args = parser.parse_args()
     lists = args.lists.split(",")
     table: list[str] = []
+    measured: set[tuple[str, str]] = set()
     for name in args.databases.split(","):
         if name == "sqlite":
             url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='lgbench')) / 'bench.db'}"
             migrate.upgrade(url)
         else:
             url = databases.create_postgres_database("lgbench_dashboard")
-        print(f"{name}: filling {args.keys:,} keys, {args.users:,} users and measuring", file=sys.stderr)
-        for case, median, p95 in asyncio.run(_measure(url, args.keys, args.users, lists)):
+        print(f"{name}: filling {', '.join(lists)} and measuring", file=sys.stderr)
+        for case, median, p95 in asyncio.run(_measure(url, args.keys, args.users, args.variables, lists)):
             table.append(f"| {name} | {case} | {median:.1f} | {p95:.1f} |")
+            measured.add((name, case))
             print(table[-1], file=sys.stderr)
+    rows = sorted(_kept_rows(measured) + table, key=lambda row: row.split("|")[1].strip() != "sqlite")
+    present = {_list_of(row.split("|")[2].strip()) for row in rows}
+    described = "; ".join(text.format(**vars(args)) for name, text in DESCRIPTIONS.items() if name in present)
     OUT.write_text(
         "# Dashboard list benchmarks\n\n"
-        "Written by `bench/dashboard_lists.py`. The Licenses list of one application holding "
-        f"{args.keys:,} keys (30% used, 2% banned, three levels) and its Users list with "
-        f"{args.users:,} users (2% banned, a quarter expired, one in twenty paused, 60% with an "
-        f"HWID and an address), {PAGE} rows a page, measured "
-        f"in one process without a network: each figure is the median and 95th percentile of {RUNS} "
-        'runs after one warm-up, in milliseconds of server time. "Whole page" is the signed-in '
-        "request through the ASGI application: session, queries, count and template.\n\n"
+        f"Written by `bench/dashboard_lists.py`: {described}; {PAGE} rows a page, measured in one "
+        f"process without a network: each figure is the median and 95th percentile of {RUNS} runs "
+        'after one warm-up, in milliseconds of server time. "Whole page" is the signed-in request '
+        "through the ASGI application: session, queries, count and template. A run of some lists "
+        "(`--lists`) keeps the other lists' rows from the run before.\n\n"
         f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
         "shared with other work while measured.\n\n"
-        "| database | what | median ms | p95 ms |\n|---|---|---|---|\n" + "\n".join(table) + "\n"
+        "| database | what | median ms | p95 ms |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
     )
     print(f"wrote {OUT}", file=sys.stderr)
 

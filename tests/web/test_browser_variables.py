@@ -85,4 +85,10 @@ def test_subscriptions_and_variables_pages(tab: Tab, dashboard_server: LiveServe
     page.get_by_role("button", name="Delete download").click()
     page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("status")).to_contain_text("The global variable download is deleted.")
+    # The dark scheme passes the audit too.
+    page.emulate_media(color_scheme="dark")
+    nav.get_by_role("link", name="Subscriptions").click()
+    tab.audit("subscriptions-dark")
+    nav.get_by_role("link", name="User variables").click()
+    tab.audit("user-variables-dark")
     tab.check_console()

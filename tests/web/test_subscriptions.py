@@ -111,6 +111,22 @@ async def test_delete_asks_first_saying_how_many_users_it_affects(
     assert gone.status_code == 404
 
 
+async def test_a_long_list_counts_users_up_to_a_cap_and_a_deletion_counts_them_all(
+    services: Services, dash: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(subscriptions, "USERS_CAP", 2)
+    shop = await make_shop(services)
+    await seller_op(services, shop, "addsub", name="vip", level="3")
+    for user in ("u1", "u2", "u3"):
+        await seller_op(services, shop, "adduser", user=user, sub="vip", expiry="10")
+    sub_id = await sub_id_of(services, shop, "vip")
+    await dash.sign_in("alice")
+    listed = text_of((await dash.get(sub_path(shop))).text)
+    assert re.search(r"vip 3 at least 3 Active", listed), listed
+    ask = await dash.post(sub_path(shop, sub_id, "delete"))
+    assert "3 users hold it and will lose it." in text_of(ask.text)
+
+
 async def test_bad_ids_and_missing_csrf(services: Services, dash: Dashboard) -> None:
     shop = await make_shop(services)
     await seller_op(services, shop, "addsub", name="vip", level="3")

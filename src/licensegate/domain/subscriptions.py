@@ -84,8 +84,21 @@ async def count_active(db: Executor, app_id: int, name: str, now: int) -> int:
     return await store.count_active_grants(db, row["id"], now)
 
 
+USERS_CAP = 10_000  # a list counts no further (a deletion counts exactly)
+
+
 async def list_with_users(db: Executor, app_id: int) -> list[dict[str, Any]]:
-    """Every subscription (as `list_all`) with `users`: how many users hold it, so a deletion
-    can say whom it affects."""
-    counts = await store.users_per_subscription(db, app_id)
-    return [{**row, "users": counts.get(int(row["id"]), 0)} for row in await list_all(db, app_id)]
+    """Every subscription (as `list_all`) with `users`, how many users hold it, counted up to
+    `USERS_CAP` (`users_more`: there are more than that many grants, and `users` is a lower
+    bound), so a list of subscriptions costs the same with a million users."""
+    rows = await list_all(db, app_id)
+    for row in rows:
+        row["users"], row["users_more"] = await store.users_holding(db, int(row["id"]), USERS_CAP)
+    return rows
+
+
+async def users_holding(db: Executor, app_id: int, name: str) -> int:
+    """Exactly how many users hold the subscription (what deleting it takes from)."""
+    row = await get(db, app_id, name)
+    users, _ = await store.users_holding(db, row["id"])
+    return users

@@ -89,11 +89,20 @@ async def count_active_grants(db: Executor, sub_id: int, now: int) -> int:
     return count
 
 
-async def users_per_subscription(db: Executor, app_id: int) -> dict[int, int]:
-    """How many users hold each subscription of the application (expired or not), by its id."""
-    rows = await db.fetch_all(
-        "SELECT us.subscription_id, COUNT(DISTINCT us.user_id) AS users FROM user_subscriptions us "
-        "JOIN subscriptions s ON s.id = us.subscription_id WHERE s.app_id = ? GROUP BY us.subscription_id",
-        app_id,
+async def users_holding(db: Executor, sub_id: int, cap: int | None = None) -> tuple[int, bool]:
+    """How many users hold the subscription (expired or not), through its index. With `cap`, no
+    more than `cap` + 1 grants are read: the count is then exact when it says so (second value
+    False), else a lower bound (a subscription of a million users costs what one of `cap` does)."""
+    if cap is None:
+        exact: int = await db.fetch_value(
+            "SELECT COUNT(DISTINCT user_id) FROM user_subscriptions WHERE subscription_id = ?", sub_id
+        )
+        return exact, False
+    row = await db.fetch_one(
+        "SELECT COUNT(*) AS grants, COUNT(DISTINCT user_id) AS users FROM "
+        "(SELECT user_id FROM user_subscriptions WHERE subscription_id = ? LIMIT ?) AS g",
+        sub_id,
+        cap + 1,
     )
-    return {row["subscription_id"]: row["users"] for row in rows}
+    assert row is not None
+    return row["users"], row["grants"] > cap

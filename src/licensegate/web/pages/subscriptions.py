@@ -37,7 +37,7 @@ async def _open(visit: Visit) -> AppPage:
 async def _find(visit: Visit, app: AppPage) -> dict[str, Any]:
     """The subscription of the URL (with its users), or the 404 page."""
     sub_id = str(visit.request.path_params["sub_id"])
-    for row in await subscriptions.list_with_users(visit.services.db, app.id):
+    for row in _described(await subscriptions.list_with_users(visit.services.db, app.id)):
         if row["id"] == sub_id:
             return row
     raise errorcodes.SUBSCRIPTION_NOT_FOUND("This subscription does not exist (it may have been deleted).")
@@ -54,7 +54,7 @@ async def list_page(
     visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
 ) -> Response:
     app = app or await _open(visit)
-    rows = await subscriptions.list_with_users(visit.services.db, app.id)
+    rows = _described(await subscriptions.list_with_users(visit.services.db, app.id))
     return visit.render(
         "subscriptions/list.html",
         status=status,
@@ -163,25 +163,37 @@ def users_text(users: int) -> str:
     return f"{users:,} user{'' if users == 1 else 's'}"
 
 
-def affected(row: dict[str, Any]) -> str:
-    """What deleting the subscription does to its users, said before it happens."""
-    if row["users"] == 0:
+def affected(users: int, more: bool = False) -> str:
+    """What deleting the subscription does to its users, said before it happens (`more`: at
+    least `users`, the list's count stopped there)."""
+    if users == 0:
         return "No user holds it."
-    return f"{users_text(row['users'])} hold it and will lose it."
+    if more:
+        return f"At least {users_text(users)} hold it and will lose it."
+    return f"{users_text(users)} hold{'s' if users == 1 else ''} it and will lose it."
+
+
+def _described(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with what the page says of their users."""
+    for row in rows:
+        row["users_label"] = f"at least {row['users']:,}" if row["users_more"] else f"{row['users']:,}"
+        row["affected"] = affected(row["users"], row["users_more"])
+    return rows
 
 
 async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     row = await _find(visit, app)
+    users = await subscriptions.users_holding(visit.services.db, app.id, row["name"])
     if not confirmed(visit):
         return confirm_page(
             visit,
             title=f"Delete the subscription {row['name']}?",
-            message=f"Deleting {row['name']} (level {row['level']}) cannot be undone. {affected(row)}",
+            message=f"Deleting {row['name']} (level {row['level']}) cannot be undone. {affected(users)}",
             button=f"Delete {row['name']}",
             back=app.path(SLUG),
         )
-    lost = f" {users_text(row['users'])} lost it." if row["users"] else ""
+    lost = f" {users_text(users)} lost it." if users else ""
     done = f"The subscription {row['name']} is deleted.{lost}"
     return await seller.act(visit, app, "delappsub", {"name": row["name"]}, done=done, back=app.path(SLUG))
 
