@@ -21,6 +21,7 @@ from licensegate.domain.permissions import Scope
 from licensegate.web import seller
 from licensegate.web.navigation import AppPage, open_app
 from licensegate.web.pages.licenses import reseller_of
+from licensegate.web.pages.users import STATUS_CLASS
 from licensegate.web.visit import Visit, page
 
 
@@ -59,16 +60,23 @@ async def _timeline(
     return await timeline.page(visit.services.db, sources, visit.request.query_params.get("before", ""))
 
 
-async def user_page(visit: Visit) -> Response:
-    app = await open_app(visit, int(visit.request.path_params["app_id"]), "users")
-    scope = _scope(visit, app)
-    user = await users.by_id(visit.services.db, scope, int(visit.request.path_params["user_id"]), visit.now())
-    parts = await _user_parts(visit, app, user)
-    credentials = (user["username"], *(key["key"] for key in parts["keys"]))
-    path = app.path(f"users/{user['id']}")
+async def _render(
+    visit: Visit,
+    app: AppPage,
+    template: str,
+    title: str,
+    path: str,
+    credentials: tuple[str, ...],
+    user: dict[str, Any] | None,
+    **context: Any,
+) -> Response:
+    """A detail page: its own part (`context`), the user's parts when there is a user it may
+    see, and the timeline of `credentials` and that user."""
+    parts = await _user_parts(visit, app, user) if user is not None else {}
+    credentials += tuple(key["key"] for key in parts.get("keys", ()) if key["key"] not in credentials)
     return visit.render(
-        "details/user.html",
-        title=f"{user['username']} · {app.app['name']}",
+        template,
+        title=f"{title} · {app.app['name']}",
         app=app.app,
         nav=app.nav,
         user=user,
@@ -77,15 +85,19 @@ async def user_page(visit: Visit) -> Response:
         licenses_path=app.path("licenses"),
         back=path,
         timeline=await _timeline(visit, app, credentials, user),
-        status_class={
-            "active": "status-ok",
-            "paused": "status-warn",
-            "expired": "status-off",
-            "banned": "status-bad",
-        },
-        locked=(user["locked_until"] or 0) > visit.now(),
+        status_class=STATUS_CLASS,
+        locked=user is not None and (user["locked_until"] or 0) > visit.now(),
         **parts,
+        **context,
     )
+
+
+async def user_page(visit: Visit) -> Response:
+    app = await open_app(visit, int(visit.request.path_params["app_id"]), "users")
+    scope = _scope(visit, app)
+    user = await users.by_id(visit.services.db, scope, int(visit.request.path_params["user_id"]), visit.now())
+    path = app.path(f"users/{user['id']}")
+    return await _render(visit, app, "details/user.html", user["username"], path, (user["username"],), user)
 
 
 async def unlock(visit: Visit) -> Response:
@@ -107,37 +119,24 @@ async def key_page(visit: Visit) -> Response:
     key = await licenses.by_id(db, scope, int(visit.request.path_params["key_id"]))
     key["status_text"] = licenses.status_text(key)
     user: dict[str, Any] | None = None
-    parts: dict[str, Any] = {}
     may_see_user = visit.account.allows("users")
     if key["used_by_user_id"] is not None and may_see_user:
         try:
             user = await users.by_id(db, scope, key["used_by_user_id"], visit.now())
         except Refusal:
             user = None  # a user the caller does not own (a reseller's key redeemed by another's user)
-    if user is not None:
-        parts = await _user_parts(visit, app, user)
     credentials = (key["key"],) + ((user["username"],) if user is not None else ())
     path = app.path(f"licenses/{key['id']}")
-    return visit.render(
+    return await _render(
+        visit,
+        app,
         "details/key.html",
-        title=f"Key {key['key']} · {app.app['name']}",
-        app=app.app,
-        nav=app.nav,
+        f"Key {key['key']}",
+        path,
+        credentials,
+        user,
         key=key,
-        user=user,
         may_see_user=may_see_user,
-        path=path,
-        users_path=app.path("users"),
-        licenses_path=app.path("licenses"),
-        back=path,
-        timeline=await _timeline(visit, app, credentials, user),
-        status_class={
-            "active": "status-ok",
-            "paused": "status-warn",
-            "expired": "status-off",
-            "banned": "status-bad",
-        },
-        **parts,
     )
 
 

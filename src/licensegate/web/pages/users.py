@@ -7,7 +7,7 @@ and audit apply; a reseller sees and changes only the users it owns."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.responses import Response
@@ -319,42 +319,21 @@ async def ban(visit: Visit) -> Response:
     return visit.redirect(back)
 
 
-async def unban(visit: Visit) -> Response:
-    app, user = await _user(visit)
-    return await seller.act(
-        visit,
-        app,
-        "unbanuser",
-        {"user": user["username"]},
-        done=f"{user['username']} is unbanned.",
-        back=_back_of(visit, app),
-    )
+def _row_action(operation: str, param: str, done: str) -> Callable[[Visit], Awaitable[Response]]:
+    """A button on a user's row: run `operation` on the user (named by `param`), say `done`."""
+
+    async def act(visit: Visit) -> Response:
+        app, user = await _user(visit)
+        name = user["username"]
+        back = _back_of(visit, app)
+        return await seller.act(visit, app, operation, {param: name}, done=done.format(name=name), back=back)
+
+    return act
 
 
-async def pause(visit: Visit) -> Response:
-    app, user = await _user(visit)
-    name = user["username"]
-    return await seller.act(
-        visit,
-        app,
-        "pauseuser",
-        {"username": name},
-        done=f"{name}'s time is paused.",
-        back=_back_of(visit, app),
-    )
-
-
-async def unpause(visit: Visit) -> Response:
-    app, user = await _user(visit)
-    name = user["username"]
-    return await seller.act(
-        visit,
-        app,
-        "unpauseuser",
-        {"username": name},
-        done=f"{name}'s time runs again.",
-        back=_back_of(visit, app),
-    )
+unban = _row_action("unbanuser", "user", "{name} is unbanned.")
+pause = _row_action("pauseuser", "username", "{name}'s time is paused.")
+unpause = _row_action("unpauseuser", "username", "{name}'s time runs again.")
 
 
 async def reset_hwid(visit: Visit) -> Response:
