@@ -49,6 +49,18 @@ async def purge_expired_sessions(services: Services) -> None:
             log.exception("purging expired sessions or old logs failed; will try again")
 
 
+async def write_counts(services: Services) -> None:
+    """Write the logins this worker counted for the overview, every few seconds."""
+    while True:
+        await asyncio.sleep(services.settings.count_flush_seconds)
+        try:
+            await services.logins.flush(services.db)
+        except DatabaseUnavailable as exc:
+            log.warning("writing the overview's login counts: %s; kept for the next try", exc)
+        except Exception:
+            log.exception("writing the overview's login counts failed; kept for the next try")
+
+
 _HEALTHY = b'{"status":"ok"}'
 
 
@@ -191,10 +203,12 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         with contextlib.suppress(DatabaseUnavailable):
             await opened.signers.deployment(opened.db, opened.clock.now())
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
+        counts = asyncio.create_task(write_counts(opened))
         try:
             yield
         finally:
             sweeper.cancel()
+            counts.cancel()
             await opened.close()
 
     # The hot routes: FastPaths sends them straight to their endpoints.

@@ -239,6 +239,12 @@ class Settings:
         "then drops it",
         minimum=0,
     )
+    count_flush_seconds: int = setting(
+        5,
+        "seconds between a worker's writes of the logins it counted for the overview's charts (a "
+        "worker that crashes loses at most this long's counts)",
+        minimum=1,
+    )
     deployment_key: str | None = setting(
         None,
         "the deployment key (64 hex) every secret at rest is sealed under; unset = the key file "

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
 from licensegate import keyring
 from licensegate.background import Background
@@ -12,12 +13,15 @@ from licensegate.config import Settings
 from licensegate.domain.appkeys import Signers
 from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.messages import MessageCache
+from licensegate.domain.overview import LoginTally
 from licensegate.invalidation import Invalidation, open_invalidation
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter, open_rate_limiter
 from licensegate.secretbox import SecretBox
 from licensegate.store.database import Database, open_database
+
+log = logging.getLogger("licensegate")
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Services:
     background: Background  # work done after a response (log forwarding)
     secrets: SecretBox  # seals and opens secrets at rest under the deployment key
     signers: Signers  # signs client answers (keys decrypted once per worker)
+    logins: LoginTally = field(default_factory=LoginTally)  # logins counted, not yet written
 
     @classmethod
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
@@ -87,6 +92,10 @@ class Services:
         # Work still under way after responses gets one shared grace period, then is dropped.
         drain = self.settings.shutdown_drain
         await asyncio.gather(self.mailer.drain(drain), self.background.drain(drain))
+        try:
+            await self.logins.flush(self.db)
+        except Exception:
+            log.exception("the logins counted since the last write are lost (shutting down)")
         await self.limiter.close()
         await self.invalidation.close()
         await self.db.close()

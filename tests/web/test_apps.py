@@ -40,7 +40,7 @@ async def test_the_integration_panel_shows_what_a_program_needs(services: Servic
     shop = await make_shop(services)
     keys = await appkeys.client_keys(services.db, services.secrets, shop.app_id)
     await dash.sign_in("alice")
-    page = await dash.get(f"/dashboard/apps/{shop.app_id}/")
+    page = await dash.get(f"/dashboard/apps/{shop.app_id}/integration")
     text = text_of(page.text)
     for fact in (shop.ownerid, "Shop", keys.public_key, keys.secret, "/api/1.0/"):
         assert fact in text
@@ -97,7 +97,7 @@ async def test_team_members_neither_see_the_secret_nor_manage_the_application(se
     await make_member(services, shop, "manager", "mo")
     async with browser(services) as dash:
         await dash.sign_in("mo")
-        page = await dash.get(f"/dashboard/apps/{shop.app_id}/")
+        page = await dash.get(f"/dashboard/apps/{shop.app_id}/integration")
         assert shop.ownerid in page.text
         assert keys.public_key in page.text
         assert keys.secret not in page.text

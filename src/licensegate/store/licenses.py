@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.store import bulk
+from licensegate.store import bulk, overview
 from licensegate.store.database import Executor, Row
 from licensegate.store.paging import PageRequest, escape_like, keyset, time_ranges
 
@@ -228,7 +228,7 @@ async def mark_used(
 ) -> Row | None:
     """Redeem the key if it is still unused and not banned; its level and duration as they
     were at that moment, or None when another redemption (or a ban) came first."""
-    return await db.fetch_one(
+    row = await db.fetch_one(
         "UPDATE license_keys SET status = 'used', used_at = ?, used_by_user_id = ?, used_by = ? "
         "WHERE id = ? AND app_id = ? AND status = 'unused' AND banned_reason IS NULL "
         "RETURNING level, duration",
@@ -238,6 +238,9 @@ async def mark_used(
         key_id,
         app_id,
     )
+    if row is not None:
+        await overview.bump(db, app_id, now, "key")
+    return row
 
 
 async def insert_grant(

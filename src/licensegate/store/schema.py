@@ -340,6 +340,14 @@ license_keys = sa.Table(
     sa.Index(None, "app_id", "level", "id"),
     sa.Index(None, "app_id", "generated_by_account_id"),
     sa.Index(None, "used_by_user_id"),
+    # The overview counts keys by status from (app_id, status, id) and the banned ones from here.
+    sa.Index(
+        "ix_license_keys_banned",
+        "app_id",
+        "status",
+        sqlite_where=sa.text("banned_reason IS NOT NULL"),
+        postgresql_where=sa.text("banned_reason IS NOT NULL"),
+    ),
 )
 
 user_hwids = sa.Table(
@@ -366,6 +374,8 @@ user_subscriptions = sa.Table(
     sa.Index(None, "user_id"),
     sa.Index(None, "subscription_id"),
     sa.Index(None, "key_id"),
+    # The overview: grants expiring in a range, and users with time left, read from the index alone.
+    sa.Index("ix_user_subscriptions_expiry", "subscription_id", "expires_at", "user_id"),
 )
 
 tokens = sa.Table(
@@ -634,6 +644,21 @@ tamper_logs = sa.Table(
     sa.Index(None, "app_id", "created_at"),
     sa.Index(None, "user_id", "created_at"),  # a user's timeline
     sa.Index(None, "app_id", "credential", "created_at"),  # a key's timeline
+)
+
+# What the overview's charts count per day (UTC days: Unix seconds // 86400): logins by outcome
+# (`kind` 'login', `outcome` the refusal's error code or 'success'), counted in memory by each
+# worker and added every few seconds; new users ('user') and redeemed keys ('key') added as they
+# are written.
+daily_counts = sa.Table(
+    "daily_counts",
+    metadata,
+    _ref("apps"),
+    sa.Column("day", sa.Integer, nullable=False),
+    _text("kind", nullable=False),
+    _text("outcome", nullable=False),
+    sa.Column("count", sa.BigInteger, nullable=False),
+    sa.PrimaryKeyConstraint("app_id", "day", "kind", "outcome"),
 )
 
 # The audit log outlives what it describes, so it holds ids without foreign keys.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.store import bulk
+from licensegate.store import bulk, overview
 from licensegate.store.database import Executor, Row
 from licensegate.store.grants import LIVE_GRANT
 from licensegate.store.paging import PageRequest, escape_like, keyset, time_ranges
@@ -109,6 +109,8 @@ async def insert(
         owner_account_id,
         now,
     )
+    if user_id is not None:
+        await overview.bump(db, app_id, now, "user")
     return user_id
 
 

@@ -27,7 +27,7 @@ class Section:
     area: SectionArea  # a permission area; '' = everyone on the application; 'owner' = the owner only
 
 
-SECTIONS: list[Section] = [Section("Application", "", "")]
+SECTIONS: list[Section] = [Section("Overview", "", "")]
 
 
 def register(section: Section) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from licensegate.domain import lockout, logins
+from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
@@ -48,6 +49,11 @@ async def _attempt(call: ClientCall) -> tuple[str, Messages]:
     username = call.args.text("username")
     await call.limit_attempts(username)
     return username, await call.messages()
+
+
+def _count(call: ClientCall, outcome: str) -> None:
+    """Count a login's outcome for the overview (in the worker's memory: no database work)."""
+    call.services.logins.count(call.app.id, call.now(), outcome)
 
 
 async def _with_password(call: ClientCall, way: Literal["register", "login"]) -> dict[str, Any]:
@@ -118,7 +124,13 @@ async def login(call: ClientCall) -> dict[str, Any]:
     `LICENSEGATE_LOGIN_LOCK_FAILURES` wrong passwords in a row from anywhere; a locked user still
     signs in from one of their HWIDs or their last login's address, and the owner lifts a lock
     with `unlockuser`)."""
-    return await _with_password(call, "login")
+    try:
+        answer = await _with_password(call, "login")
+    except Refusal as refusal:
+        _count(call, refusal.error)
+        raise
+    _count(call, "success")
+    return answer
 
 
 @registry.operation(
@@ -138,18 +150,23 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
     `key_banned`, `no_subscription_for_level`, and those of Login.
     """
     key = call.args.text("key")
-    await call.limit_attempts(key)
-    msg = await call.messages()
-    result = await logins.license_login(
-        call.db,
-        call.services.secrets,
-        call.app,
-        _client(call),
-        key=key,
-        otp_code=call.args.opt_text("code"),
-        msg=msg,
-        now=call.now(),
-    )
+    try:
+        await call.limit_attempts(key)
+        msg = await call.messages()
+        result = await logins.license_login(
+            call.db,
+            call.services.secrets,
+            call.app,
+            _client(call),
+            key=key,
+            otp_code=call.args.opt_text("code"),
+            msg=msg,
+            now=call.now(),
+        )
+    except Refusal as refusal:
+        _count(call, refusal.error)
+        raise
+    _count(call, "success")
     return {"message": msg("loggedInMsg"), "info": result.info}
 
 

@@ -1,5 +1,6 @@
-"""Applications: the owner's list (and creating one), and each application's home: how to
-connect a program (its integration panel), renaming, pausing and deleting it."""
+"""Applications: the owner's list (and creating one), and each application's integration page:
+how to connect a program (its integration panel), renaming and deleting it. The application's
+home is its overview (`pages/overview.py`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from starlette.routing import Route
 from licensegate.domain import appkeys, apps, audit
 from licensegate.domain.errors import Refusal
 from licensegate.web.integration import snippets
-from licensegate.web.navigation import AppPage, open_app
+from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Denied, Visit, page
 
 LIST = "/dashboard/apps"
+INTEGRATION = "integration"
+register(Section("Integration", INTEGRATION, ""))
 
 
 async def home(visit: Visit) -> Response:
@@ -88,7 +91,7 @@ def _app_id(visit: Visit) -> int:
     return int(visit.request.path_params["app_id"])
 
 
-async def app_home(
+async def integration(
     visit: Visit, *, error: str = "", status: int = 200, app: AppPage | None = None
 ) -> Response:
     app = app or await open_app(visit, _app_id(visit))
@@ -97,16 +100,15 @@ async def app_home(
     base = services.settings.public_url
     row = app.app
     return visit.render(
-        "apps/home.html",
+        "apps/integration.html",
         status=status,
-        title=row["name"],
+        title=f"Integration · {row['name']}",
         app=row,
         nav=app.nav,
         base=base,
         keys=keys,
         show_secret=account.is_owner,
         owner=account.is_owner,
-        can_pause=False,
         error=error,
         snippets=snippets(
             base=base,
@@ -131,13 +133,13 @@ async def rename(visit: Visit) -> Response:
     try:
         old, new = await apps.rename(visit.services.db, app.id, visit.form.text("name", 64), visit.now())
     except Refusal as refusal:
-        return await app_home(
+        return await integration(
             visit, error=refusal.message, status=409 if refusal.kind == "conflict" else 400, app=app
         )
     if old != new:
         await record(visit, app.id, "renameapp", new, before={"name": old}, after={"name": new})
     visit.flash(f"The application is now called {new}.")
-    return visit.redirect(app.path())
+    return visit.redirect(app.path(INTEGRATION))
 
 
 async def delete(visit: Visit) -> Response:
@@ -145,7 +147,7 @@ async def delete(visit: Visit) -> Response:
     try:
         name = await apps.delete(visit.services.db, app.id, visit.form.get("typed").strip())
     except Refusal as refusal:
-        return await app_home(visit, error=refusal.message, status=400, app=app)
+        return await integration(visit, error=refusal.message, status=400, app=app)
     await record(visit, app.id, "deleteapp", name, before={"name": name})
     visit.flash(f"The application {name} and everything it held are deleted.")
     return visit.redirect(LIST)
@@ -155,7 +157,7 @@ ROUTES = [
     Route("/", page(home), methods=["GET"]),
     Route("/apps", page(app_list), methods=["GET"]),
     Route("/apps", page(create), methods=["POST"]),
-    Route("/apps/{app_id:int}/", page(app_home), methods=["GET"]),
+    Route("/apps/{app_id:int}/integration", page(integration), methods=["GET"]),
     Route("/apps/{app_id:int}/rename", page(rename), methods=["POST"]),
     Route("/apps/{app_id:int}/delete", page(delete), methods=["POST"]),
 ]

@@ -1,0 +1,250 @@
+"""The application's overview: what its charts show, and how logins are counted for them.
+
+Logins (Login and License Login) are counted by outcome without touching the database on the
+request path: each worker adds them up in memory (`LoginTally.count`, a dictionary increment)
+and writes its sums every few seconds from a background task, at shutdown, and whenever its own
+overview page is shown (`LoginTally.flush`). A worker that dies without shutting down (killed,
+power lost) loses the logins it counted since its last flush: a few seconds' worth. New users
+and redeemed keys are counted as they are written, in the same statement sequence
+(`store.users.insert`, `store.licenses.mark_used`), so they are exact.
+
+Days are UTC days. Every figure here is read through an index range (see `store/overview.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import calendar
+import datetime
+from collections import Counter
+from dataclasses import dataclass
+
+from licensegate.store import overview as store
+from licensegate.store.database import Database, Executor
+
+DAY = store.DAY
+DAYS = 30  # the per-day charts cover this many days, today included
+MONTHS = 12
+
+# How a login's outcome (the refusal's error code, or 'success') is shown: in this order, each
+# error code under one label; codes not listed are "Other refusals".
+OUTCOMES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Success", ("success",)),
+    ("Wrong password or unknown user", ("invalid_credentials",)),
+    ("Unknown key", ("key_not_found",)),
+    ("HWID mismatch", ("hwid_mismatch",)),
+    ("HWID missing or too short", ("hwid_required", "hwid_too_short")),
+    ("Banned", ("user_banned", "key_banned")),
+    ("Blacklisted", ("blacklisted",)),
+    ("Expired", ("no_active_subscription",)),
+    ("Paused", ("subscription_paused",)),
+    ("Two-factor code", ("otp_required", "otp_invalid")),
+    ("Throttled", ("rate_limited",)),
+)
+OTHER = "Other refusals"
+_LABEL_OF = {code: label for label, codes in OUTCOMES for code in codes}
+
+
+def outcome_label(outcome: str) -> str:
+    return _LABEL_OF.get(outcome, OTHER)
+
+
+class LoginTally:
+    """One worker's login counts not yet written: (app_id, day, outcome) -> n."""
+
+    def __init__(self) -> None:
+        self.pending: Counter[tuple[int, int, str]] = Counter()
+        self._lock = asyncio.Lock()
+
+    def count(self, app_id: int, now: int, outcome: str) -> None:
+        self.pending[(app_id, now // DAY, outcome)] += 1
+
+    async def flush(self, db: Database) -> int:
+        """Write the pending counts (one statement per application, day and outcome, in one
+        transaction); on failure they stay pending for the next flush. Returns how many logins
+        were written."""
+        async with self._lock:
+            taken, self.pending = self.pending, Counter()
+            if not taken:
+                return 0
+            try:
+                async with db.transaction() as tx:
+                    await store.add(
+                        tx, ((app, day, "login", outcome, n) for (app, day, outcome), n in taken.items())
+                    )
+            except BaseException:
+                self.pending.update(taken)
+                raise
+            return sum(taken.values())
+
+
+# --- what the charts show ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    label: str
+    values: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """Values per category (`labels`), one list per series; `title` and `description` name it
+    for people who cannot see it, and its table shows the same numbers."""
+
+    key: str
+    title: str
+    description: str
+    labels: list[str]  # the categories along the axis
+    series: list[Series]
+    axis: str = "Day"  # what a category is: Day, Month, Status
+
+    @property
+    def total(self) -> int:
+        return sum(sum(s.values) for s in self.series)
+
+
+def _days(today: int, count: int, forward: bool = False) -> list[int]:
+    return [today + i for i in range(count)] if forward else [today - count + 1 + i for i in range(count)]
+
+
+def day_label(day: int) -> str:
+    return datetime.datetime.fromtimestamp(day * DAY, datetime.UTC).strftime("%b %d")
+
+
+async def logins_per_day(db: Executor, app_id: int, now: int) -> tuple[Chart, Chart]:
+    """Logins per day by outcome, and new users and redeemed keys per day, over `DAYS` days."""
+    today = now // DAY
+    days = _days(today, DAYS)
+    rows = await store.daily(db, app_id, days[0], today)
+    index = {day: i for i, day in enumerate(days)}
+    by_label: dict[str, list[int]] = {}
+    made = {"user": [0] * DAYS, "key": [0] * DAYS}
+    for row in rows:
+        i = index[int(row["day"])]
+        if row["kind"] == "login":
+            label = outcome_label(row["outcome"])
+            by_label.setdefault(label, [0] * DAYS)[i] += int(row["count"])
+        elif row["kind"] in made:
+            made[row["kind"]][i] += int(row["count"])
+    order = [label for label, _codes in OUTCOMES] + [OTHER]
+    series = [Series(label, by_label[label]) for label in order if label in by_label]
+    if not series:
+        series = [Series("Success", [0] * DAYS)]
+    labels = [day_label(day) for day in days]
+    logins = Chart(
+        "logins",
+        f"Logins per day, last {DAYS} days",
+        "Login and License Login attempts each UTC day, split by how they ended.",
+        labels,
+        series,
+    )
+    growth = Chart(
+        "growth",
+        f"New users and keys redeemed per day, last {DAYS} days",
+        "Users created and license keys redeemed each UTC day.",
+        labels,
+        [Series("New users", made["user"]), Series("Keys redeemed", made["key"])],
+    )
+    return logins, growth
+
+
+async def tamper_per_day(db: Executor, app_id: int, now: int) -> Chart:
+    today = now // DAY
+    days = _days(today, DAYS)
+    counts = {
+        int(row["day"]): int(row["count"]) for row in await store.tamper_per_day(db, app_id, days[0] * DAY)
+    }
+    return Chart(
+        "tamper",
+        f"Tamper reports per day, last {DAYS} days",
+        "Reports of tampering the program sent each UTC day (kept for the application's log retention).",
+        [day_label(day) for day in days],
+        [Series("Tamper reports", [counts.get(day, 0) for day in days])],
+    )
+
+
+async def keys_by_status(db: Executor, app_id: int) -> Chart:
+    every, banned = await store.key_counts(db, app_id)
+    total = {row["status"]: int(row["count"]) for row in every}
+    banned_of = {row["status"]: int(row["count"]) for row in banned}
+    values = [
+        total.get("unused", 0) - banned_of.get("unused", 0),
+        total.get("used", 0) - banned_of.get("used", 0),
+        sum(banned_of.values()),
+    ]
+    return Chart(
+        "keys",
+        "License keys by status",
+        "How many keys are not used yet, used, or banned.",
+        ["Not used", "Used", "Banned"],
+        [Series("Keys", values)],
+        "Status",
+    )
+
+
+async def users_by_status(db: Executor, app_id: int, now: int) -> Chart:
+    row = await store.user_counts(db, app_id, now)
+    users, banned = int(row["users"]), int(row["banned"])
+    with_time = int(row["with_time"]) - int(row["banned_with_time"])
+    return Chart(
+        "users",
+        "Users by status",
+        "Users with a subscription that has not expired, users whose time has run out, and banned users.",
+        ["With time left", "No time left", "Banned"],
+        [Series("Users", [with_time, max(0, users - banned - with_time), banned])],
+        "Status",
+    )
+
+
+def _month_start(year: int, month: int) -> int:
+    return calendar.timegm((year, month, 1, 0, 0, 0))
+
+
+async def expiries(db: Executor, app_id: int, now: int) -> tuple[Chart, Chart]:
+    """Running subscriptions ending in the next `DAYS` days (per day) and the next `MONTHS`
+    calendar months (per month, this one included)."""
+    today = now // DAY
+    start = datetime.datetime.fromtimestamp(now, datetime.UTC)
+    months = [
+        ((start.year * 12 + start.month - 1 + i) // 12, (start.month - 1 + i) % 12 + 1)
+        for i in range(MONTHS + 1)
+    ]
+    until = _month_start(*months[-1])
+    rows = await store.expiries_per_day(db, app_id, now, until)
+    per_day = {int(row["day"]): int(row["count"]) for row in rows}
+    days = _days(today, DAYS, forward=True)
+    soon = Chart(
+        "expiries-days",
+        f"Subscriptions expiring, next {DAYS} days",
+        "Running (not paused) subscriptions of users that end each UTC day.",
+        [day_label(day) for day in days],
+        [Series("Expiring", [per_day.get(day, 0) for day in days])],
+    )
+    bounds = [_month_start(*month) // DAY for month in months]
+    per_month = [0] * MONTHS
+    for day, count in per_day.items():
+        for i in range(MONTHS):
+            if bounds[i] <= day < bounds[i + 1]:
+                per_month[i] += count
+                break
+    year = Chart(
+        "expiries-months",
+        f"Subscriptions expiring, next {MONTHS} months",
+        "Running (not paused) subscriptions of users that end each calendar month, this one included.",
+        [datetime.date(y, m, 1).strftime("%b %Y") for y, m in months[:MONTHS]],
+        [Series("Expiring", per_month)],
+        "Month",
+    )
+    return soon, year
+
+
+@dataclass(frozen=True, slots=True)
+class Online:
+    users: int
+    sessions: int
+
+
+async def online(db: Executor, app_id: int, now: int) -> Online:
+    row = await store.online(db, app_id, now)
+    return Online(int(row["users"] or 0), int(row["sessions"] or 0))

@@ -1,0 +1,124 @@
+"""What the application's overview reads and the counters it keeps (`daily_counts`).
+
+Every read here is bounded by an index range rather than by the size of a table: per-day
+counters by (app_id, day), tamper reports by (app_id, created_at), keys by (app_id, status, id)
+and the partial index of banned ones, grants by (subscription_id, expires_at, user_id), online
+sessions by (app_id, validated, expires_at).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from licensegate.store.database import Executor, Row
+
+DAY = 86400
+
+_ADD = (
+    "INSERT INTO daily_counts (app_id, day, kind, outcome, count) "
+    "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?) "
+    "ON CONFLICT (app_id, day, kind, outcome) DO UPDATE SET count = daily_counts.count + excluded.count"
+)
+
+
+async def add(db: Executor, counts: Iterable[tuple[int, int, str, str, int]]) -> None:
+    """Add `(app_id, day, kind, outcome, n)` to the counters (an application deleted meanwhile
+    is skipped)."""
+    rows: Sequence[Sequence[object]] = [
+        (app_id, day, kind, outcome, n, app_id) for app_id, day, kind, outcome, n in counts
+    ]
+    if rows:
+        await db.execute_many(_ADD, rows)
+
+
+async def bump(db: Executor, app_id: int, now: int, kind: str) -> None:
+    """One more `kind` ('user', 'key') today, written with the change it counts."""
+    await db.execute(
+        "INSERT INTO daily_counts (app_id, day, kind, outcome, count) VALUES (?, ?, ?, '', 1) "
+        "ON CONFLICT (app_id, day, kind, outcome) DO UPDATE SET count = daily_counts.count + 1",
+        app_id,
+        now // DAY,
+        kind,
+    )
+
+
+async def daily(db: Executor, app_id: int, first_day: int, last_day: int) -> list[Row]:
+    """The counters of days `first_day`..`last_day`: rows of day, kind, outcome, count."""
+    return await db.fetch_all(
+        "SELECT day, kind, outcome, count FROM daily_counts WHERE app_id = ? AND day >= ? AND day <= ?",
+        app_id,
+        first_day,
+        last_day,
+    )
+
+
+async def tamper_per_day(db: Executor, app_id: int, since: int) -> list[Row]:
+    """Tamper reports received since `since`, per UTC day: rows of day, count."""
+    return await db.fetch_all(
+        "SELECT created_at / 86400 AS day, COUNT(*) AS count FROM tamper_logs "
+        "WHERE app_id = ? AND created_at >= ? GROUP BY created_at / 86400",
+        app_id,
+        since,
+    )
+
+
+async def key_counts(db: Executor, app_id: int) -> tuple[list[Row], list[Row]]:
+    """Keys per status, and banned keys per status: two lists of rows of status, count."""
+    every = await db.fetch_all(
+        "SELECT status, COUNT(*) AS count FROM license_keys WHERE app_id = ? GROUP BY status", app_id
+    )
+    banned = await db.fetch_all(
+        "SELECT status, COUNT(*) AS count FROM license_keys "
+        "WHERE app_id = ? AND banned_reason IS NOT NULL GROUP BY status",
+        app_id,
+    )
+    return every, banned
+
+
+async def user_counts(db: Executor, app_id: int, now: int) -> Row:
+    """users: every user; banned; with_time: users holding a grant that has not expired (paused
+    ones included); banned_with_time: banned users among them."""
+    row = await db.fetch_one(
+        "SELECT "
+        "(SELECT COUNT(*) FROM users WHERE app_id = ?) AS users, "
+        "(SELECT COUNT(*) FROM users WHERE app_id = ? AND banned_reason IS NOT NULL) AS banned, "
+        "(SELECT COUNT(DISTINCT g.user_id) FROM subscriptions s "
+        "JOIN user_subscriptions g ON g.subscription_id = s.id "
+        "WHERE s.app_id = ? AND g.expires_at > ?) AS with_time, "
+        "(SELECT COUNT(*) FROM users u WHERE u.app_id = ? AND u.banned_reason IS NOT NULL "
+        "AND EXISTS (SELECT 1 FROM user_subscriptions g WHERE g.user_id = u.id AND g.expires_at > ?)) "
+        "AS banned_with_time",
+        app_id,
+        app_id,
+        app_id,
+        now,
+        app_id,
+        now,
+    )
+    assert row is not None
+    return row
+
+
+async def expiries_per_day(db: Executor, app_id: int, since: int, until: int) -> list[Row]:
+    """Running grants (not paused) expiring in [since, until), per UTC day: rows of day, count."""
+    return await db.fetch_all(
+        "SELECT g.expires_at / 86400 AS day, COUNT(*) AS count FROM subscriptions s "
+        "JOIN user_subscriptions g ON g.subscription_id = s.id "
+        "WHERE s.app_id = ? AND g.expires_at >= ? AND g.expires_at < ? AND g.paused_at IS NULL "
+        "GROUP BY g.expires_at / 86400",
+        app_id,
+        since,
+        until,
+    )
+
+
+async def online(db: Executor, app_id: int, now: int) -> Row:
+    """users: distinct users logged in on an unexpired session; sessions: those sessions."""
+    row = await db.fetch_one(
+        "SELECT COUNT(DISTINCT user_id) AS users, COUNT(*) AS sessions FROM sessions "
+        "WHERE app_id = ? AND validated = 1 AND expires_at > ?",
+        app_id,
+        now,
+    )
+    assert row is not None
+    return row

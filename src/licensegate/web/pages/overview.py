@@ -1,0 +1,161 @@
+"""The application's home: its overview. Charts of the last 30 days (logins by outcome, new users
+and redeemed keys, tamper reports), keys and users by status, expiries to come, the users online
+now (refreshed by htmx every few seconds; a reload shows the same without script), and pausing
+or unpausing the application.
+
+Each chart shows only to an account holding its permission area (a manager without `users` sees
+no login or user figures); a reseller sees none, since they count the whole application and a
+reseller sees only its own keys and users. Pausing goes through the seller operations
+`pauseapp` / `unpauseapp`, so it needs the `settings` area, as it does in the seller API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from licensegate.domain import overview, permissions
+from licensegate.domain.errors import Refusal
+from licensegate.domain.permissions import Area
+from licensegate.operations.seller import Caller, invoke
+from licensegate.web.charts import Drawn, draw
+from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.navigation import AppPage, may_use, open_app
+from licensegate.web.visit import Denied, Visit, page
+
+ONLINE_REFRESH = 10  # seconds between refreshes of "online now" in the browser
+ONLINE_AREA: Area = "sessions"
+PAUSE_AREA: Area = "settings"
+PAUSE_EFFECT = (
+    "While it is paused, programs cannot start (init is refused) and nobody's subscription runs "
+    "down. Unpausing gives every subscription that was running back the time the pause lasted."
+)
+
+
+def _app_id(visit: Visit) -> int:
+    return int(visit.request.path_params["app_id"])
+
+
+def _allowed(visit: Visit, area: Area) -> bool:
+    """Whether the account sees this area's application-wide figures."""
+    account = visit.account
+    return account.role != "reseller" and may_use(account, area)
+
+
+async def _charts(visit: Visit, app: AppPage) -> list[Drawn]:
+    db, now = visit.services.db, visit.now()
+    drawn: list[Drawn] = []
+    users, licenses = _allowed(visit, "users"), _allowed(visit, "licenses")
+    if users or licenses:
+        logins, growth = await overview.logins_per_day(db, app.id, now)
+        if users:
+            drawn.append(draw(logins))
+        wanted = {"New users"} if not licenses else {"Keys redeemed"} if not users else None
+        if wanted is not None:
+            growth = overview.Chart(
+                growth.key,
+                growth.title if users else growth.title.replace("New users and keys", "Keys"),
+                growth.description,
+                growth.labels,
+                [s for s in growth.series if s.label in wanted],
+            )
+        drawn.append(draw(growth))
+    if licenses:
+        drawn.append(draw(await overview.keys_by_status(db, app.id)))
+    if users:
+        drawn.append(draw(await overview.users_by_status(db, app.id, now)))
+        soon, year = await overview.expiries(db, app.id, now)
+        drawn += [draw(soon), draw(year)]
+    if _allowed(visit, "logs"):
+        drawn.append(draw(await overview.tamper_per_day(db, app.id, now)))
+    return drawn
+
+
+async def _online(visit: Visit, app: AppPage) -> dict[str, Any]:
+    figures = await overview.online(visit.services.db, app.id, visit.now())
+    return {"online": figures, "online_at": visit.now(), "refresh": ONLINE_REFRESH}
+
+
+async def home(visit: Visit) -> Response:
+    app = await open_app(visit, _app_id(visit))
+    services = visit.services
+    # This worker's own counts first, so what was just done shows at once; other workers write
+    # theirs every few seconds.
+    await services.logins.flush(services.db)
+    show_online = _allowed(visit, ONLINE_AREA)
+    return visit.render(
+        "apps/overview.html",
+        title=f"Overview · {app.app['name']}",
+        app=app.app,
+        nav=app.nav,
+        charts=await _charts(visit, app),
+        show_online=show_online,
+        reseller=visit.account.role == "reseller",
+        can_pause=may_use(visit.account, PAUSE_AREA),
+        pause_effect=PAUSE_EFFECT,
+        **(await _online(visit, app) if show_online else {}),
+    )
+
+
+async def online_now(visit: Visit) -> Response:
+    """The "online now" figures alone, for htmx to swap in; a browser without script that opens
+    this address is sent to the overview."""
+    app = await open_app(visit, _app_id(visit), ONLINE_AREA)
+    if visit.account.role == "reseller":
+        raise Denied("The application's figures are for its owner and managers.")
+    if visit.request.headers.get("hx-request") != "true":
+        return visit.redirect(app.path())
+    return visit.render("apps/online.html", app=app.app, **await _online(visit, app))
+
+
+async def _pause_or_unpause(visit: Visit, operation: str) -> Response:
+    app = await open_app(visit, _app_id(visit), PAUSE_AREA)
+    pausing = operation == "pauseapp"
+    name = app.app["name"]
+    if not confirmed(visit):
+        return confirm_page(
+            visit,
+            title=f"Pause {name}?" if pausing else f"Unpause {name}?",
+            message=PAUSE_EFFECT,
+            button="Pause the application" if pausing else "Unpause the application",
+            back=app.path(),
+            danger=pausing,
+        )
+    identity = await permissions.identity_of_account(visit.services.db, app.id, visit.account.id)
+    try:
+        body = await invoke(visit.services, Caller(identity, ip=visit.ip, via="dashboard"), operation, {})
+    except Refusal as refusal:
+        visit.flash(refusal.message, "error")
+        return visit.redirect(app.path())
+    if pausing:
+        visit.flash(f"{name} is paused: programs cannot start, and nobody's time runs down.")
+    else:
+        seconds = int(body.get("paused_seconds", 0))
+        visit.flash(f"{name} is running again; every running subscription got back {_length(seconds)}.")
+    return visit.redirect(app.path())
+
+
+def _length(seconds: int) -> str:
+    for name, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {name}{'' if count == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"
+
+
+async def pause(visit: Visit) -> Response:
+    return await _pause_or_unpause(visit, "pauseapp")
+
+
+async def unpause(visit: Visit) -> Response:
+    return await _pause_or_unpause(visit, "unpauseapp")
+
+
+ROUTES = [
+    Route("/apps/{app_id:int}/", page(home), methods=["GET"]),
+    Route("/apps/{app_id:int}/online", page(online_now), methods=["GET"]),
+    Route("/apps/{app_id:int}/pause", page(pause), methods=["POST"]),
+    Route("/apps/{app_id:int}/unpause", page(unpause), methods=["POST"]),
+]

@@ -1,0 +1,181 @@
+"""The overview's figures (domain/overview.py over store/overview.py), on SQLite and PostgreSQL:
+logins counted by outcome in memory and written by a flush, new users and redeemed keys counted
+as they are written, keys and users by status, expiries to come, users online, tamper reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from licensegate.clock import MovableClock
+from licensegate.domain import overview
+from licensegate.domain.overview import Chart, LoginTally
+from licensegate.services import Services
+from licensegate.store.database import Database
+from tests.helpers import Client, Seller, client_of
+
+pytestmark = pytest.mark.anyio
+
+HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
+DAY = 86400
+
+
+def today_of(chart: Chart) -> dict[str, int]:
+    """Each series' value on the last category (today, for the per-day charts)."""
+    return {s.label: s.values[-1] for s in chart.series}
+
+
+def by_label(chart: Chart) -> dict[str, int]:
+    [series] = chart.series
+    return dict(zip(chart.labels, series.values, strict=True))
+
+
+@pytest.fixture
+async def app(seller: Seller) -> Client:
+    client = client_of(seller)
+    await client.init()
+    return client
+
+
+async def _key(seller: Seller, days: int = 30) -> str:
+    key: str = (await seller.ok("add", expiry=days))["key"]
+    return key
+
+
+async def test_logins_are_counted_by_outcome_in_memory_and_written_by_a_flush(
+    services: Services, seller: Seller, app: Client
+) -> None:
+    key, banned = await _key(seller), await _key(seller)
+    await seller.ok("ban", key=banned, reason="chargeback")
+    await app.ok("license", key=key, hwid=HWID)
+    await app.fresh().init()
+    again = app.fresh()
+    await again.init()
+    await again.ok("license", key=key, hwid=HWID)
+    other = app.fresh()
+    await other.init()
+    await other.fails("license", 403, "hwid_mismatch", key=key, hwid="another-machine-0001")
+    await other.fails("license", 403, "key_not_found", key="NOPE-NOPE")
+    await other.fails("license", 403, "key_banned", key=banned)
+    await other.fails("login", 403, "invalid_credentials", username="nobody", **{"pass": "wrong"})
+    db, now = services.db, services.clock.now()
+    before, _ = await overview.logins_per_day(db, seller.app_id, now)
+    assert before.total == 0  # counted in memory only
+    assert await services.logins.flush(db) == 6
+    assert await services.logins.flush(db) == 0
+    logins, growth = await overview.logins_per_day(db, seller.app_id, now)
+    assert today_of(logins) == {
+        "Success": 2,
+        "Wrong password or unknown user": 1,
+        "Unknown key": 1,
+        "HWID mismatch": 1,
+        "Banned": 1,
+    }
+    assert len(logins.labels) == overview.DAYS
+    assert today_of(growth) == {"New users": 1, "Keys redeemed": 1}
+    # Counts add up across flushes, and other days stay apart.
+    services.clock.advance(DAY)  # type: ignore[attr-defined]
+    later = app.fresh()
+    await later.init()
+    await later.ok("license", key=key, hwid=HWID)
+    await services.logins.flush(db)
+    logins, _ = await overview.logins_per_day(db, seller.app_id, services.clock.now())
+    success = next(s for s in logins.series if s.label == "Success")
+    assert success.values[-2:] == [2, 1]
+
+
+async def test_a_failed_flush_keeps_the_counts_and_a_deleted_application_is_skipped(
+    services: Services, seller: Seller
+) -> None:
+    tally, now = LoginTally(), services.clock.now()
+    tally.count(seller.app_id, now, "success")
+    tally.count(seller.app_id + 1000, now, "success")  # no such application (any more)
+
+    class Broken:
+        def transaction(self) -> Any:
+            raise ConnectionError("database gone")
+
+    with pytest.raises(ConnectionError):
+        await tally.flush(Broken())  # type: ignore[arg-type]
+    assert sum(tally.pending.values()) == 2
+    assert await tally.flush(services.db) == 2
+    rows = await services.db.fetch_all("SELECT app_id, kind, outcome, count FROM daily_counts")
+    assert rows == [{"app_id": seller.app_id, "kind": "login", "outcome": "success", "count": 1}]
+
+
+async def test_new_users_and_redeemed_keys_are_counted_as_they_are_written(
+    services: Services, seller: Seller, app: Client
+) -> None:
+    await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})
+    key = await _key(seller)
+    await app.ok("register", username="bob", key=key, hwid=HWID, **{"pass": "secret-pass"})
+    _, growth = await overview.logins_per_day(services.db, seller.app_id, services.clock.now())
+    assert today_of(growth) == {"New users": 2, "Keys redeemed": 1}
+
+
+async def test_keys_and_users_by_status(services: Services, seller: Seller, app: Client) -> None:
+    keys = [await _key(seller) for _ in range(5)]
+    await app.ok("license", key=keys[0], hwid=HWID)
+    second = app.fresh()
+    await second.init()
+    await second.ok("license", key=keys[1], hwid=HWID)
+    await seller.ok("ban", key=keys[1], reason="resold")  # a used key, banned
+    await seller.ok("banuser", user=keys[1], reason="resold")  # and its user (named by the key)
+    await seller.ok("ban", key=keys[2], reason="leaked")  # an unused key, banned
+    await seller.ok("adduser", user="lapsed", sub="default", expiry=1, **{"pass": "secret-pass"})
+    db = services.db
+    assert by_label(await overview.keys_by_status(db, seller.app_id)) == {
+        "Not used": 2,
+        "Used": 1,
+        "Banned": 2,
+    }
+    services.clock.advance(2 * DAY)  # type: ignore[attr-defined]
+    users = by_label(await overview.users_by_status(db, seller.app_id, services.clock.now()))
+    assert users == {"With time left": 1, "No time left": 1, "Banned": 1}
+
+
+async def test_expiries_per_day_and_per_month(
+    services: Services, seller: Seller, clock: MovableClock
+) -> None:
+    clock.set(1_798_761_600 + 12 * 3600)  # 2027-01-01 12:00 UTC
+    for user, days in (("a", 1), ("b", 1), ("c", 20), ("d", 45), ("e", 400)):
+        await seller.ok("adduser", user=user, sub="default", expiry=days, **{"pass": "secret-pass"})
+    soon, year = await overview.expiries(services.db, seller.app_id, clock.now())
+    per_day = soon.series[0].values
+    assert (per_day[1], per_day[20], sum(per_day)) == (2, 1, 3)
+    assert soon.labels[0] == "Jan 01"
+    months = by_label(year)
+    assert list(months)[:3] == ["Jan 2027", "Feb 2027", "Mar 2027"]
+    assert (months["Jan 2027"], months["Feb 2027"]) == (3, 1)
+    assert sum(months.values()) == 4  # 400 days is beyond the twelve months
+
+
+async def test_online_now_and_tamper_reports(services: Services, seller: Seller, app: Client) -> None:
+    key = await _key(seller)
+    await app.ok("license", key=key, hwid=HWID)
+    second = app.fresh()
+    await second.init()
+    await second.ok("license", key=key, hwid=HWID)
+    await second.fresh().init()  # not logged in: not online
+    await app.ok("tamper", reason="debugger attached")
+    await app.ok("tamper", reason="patched")
+    db, now = services.db, services.clock.now()
+    assert await overview.online(db, seller.app_id, now) == overview.Online(users=1, sessions=2)
+    tamper = await overview.tamper_per_day(db, seller.app_id, now)
+    assert (tamper.series[0].values[-1], tamper.total) == (2, 2)
+
+
+async def test_counters_of_an_application_go_with_it(services: Services, seller: Seller) -> None:
+    db: Database = services.db
+    await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})
+    assert await db.fetch_value("SELECT COUNT(*) FROM daily_counts") == 1
+    await db.execute("DELETE FROM apps WHERE id = ?", seller.app_id)
+    assert await db.fetch_value("SELECT COUNT(*) FROM daily_counts") == 0
+
+
+def test_every_login_refusal_has_a_label_or_is_other() -> None:
+    assert overview.outcome_label("success") == "Success"
+    assert overview.outcome_label("hwid_too_short") == "HWID missing or too short"
+    assert overview.outcome_label("no_active_subscription") == "Expired"
+    assert overview.outcome_label("something_new") == overview.OTHER
