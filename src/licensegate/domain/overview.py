@@ -68,9 +68,12 @@ class LoginTally:
             if not taken:
                 return 0
             try:
+                # In key order, so that two workers writing the same rows lock them in the same
+                # order (PostgreSQL) and cannot deadlock.
                 async with db.transaction() as tx:
                     await store.add(
-                        tx, ((app, day, "login", outcome, n) for (app, day, outcome), n in taken.items())
+                        tx,
+                        ((app, day, "login", outcome, n) for (app, day, outcome), n in sorted(taken.items())),
                     )
             except BaseException:
                 self.pending.update(taken)

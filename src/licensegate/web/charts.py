@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from licensegate.domain.overview import Chart
 
-WIDTH, HEIGHT = 640, 240
-LEFT, RIGHT, TOP, BOTTOM = 48, 8, 12, 40  # margins for the axis labels
+WIDTH, HEIGHT = 480, 220
+LEFT, RIGHT, TOP, BOTTOM = 44, 22, 12, 30  # margins for the axis labels
 PATTERNS = 4  # solid, diagonal, dotted, crossed: series i has pattern i % 4 and colour i % 8
 COLOURS = 8
 
@@ -43,6 +43,7 @@ class Drawn:
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
+    right: int = RIGHT
     bottom: float = HEIGHT - BOTTOM
 
     @property
@@ -97,7 +98,7 @@ def draw(chart: Chart) -> Drawn:
                 )
             )
     y_ticks = [Tick(round(TOP + plot_h - v / top * plot_h, 2), f"{v:,}") for v in range(0, top + 1, step)]
-    every = 1 if count <= 12 else 5
+    every = 1 if count <= 6 else 2 if count <= 12 else 5  # labels that fit side by side
     x_ticks = [
         Tick(round(LEFT + i * slot + slot / 2, 2), label)
         for i, label in enumerate(chart.labels)

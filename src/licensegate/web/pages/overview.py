@@ -52,14 +52,14 @@ async def _charts(visit: Visit, app: AppPage) -> list[Drawn]:
         logins, growth = await overview.logins_per_day(db, app.id, now)
         if users:
             drawn.append(draw(logins))
-        wanted = {"New users"} if not licenses else {"Keys redeemed"} if not users else None
-        if wanted is not None:
+        if not (users and licenses):  # one of the two series only
+            wanted = "New users" if users else "Keys redeemed"
             growth = overview.Chart(
                 growth.key,
-                growth.title if users else growth.title.replace("New users and keys", "Keys"),
+                f"{wanted} per day, last {overview.DAYS} days",
                 growth.description,
                 growth.labels,
-                [s for s in growth.series if s.label in wanted],
+                [s for s in growth.series if s.label == wanted],
             )
         drawn.append(draw(growth))
     if licenses:
