@@ -15,7 +15,7 @@ import asyncio
 import sys
 import tempfile
 import time
-from collections.abc import MutableMapping
+from collections.abc import Callable, Coroutine, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -76,23 +76,9 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
     )
     results: dict[str, list[float]] = {}
     try:
-        created = await create_application(
-            services.db, services.secrets, owner="o", name="b", now=services.clock.now()
-        )
-        await services.db.execute(
-            "UPDATE apps SET client_rate_limit = 1000000000, auth_rate_limit = 1000000000"
-        )
         transport = httpx.ASGITransport(app=build_app(services.settings, services))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
-            base = {"ownerid": created.ownerid, "name": "b"}
-            key = (
-                await http.get(
-                    "/api/seller/", params={"sellerkey": created.sellerkey, "type": "add", "expiry": "30"}
-                )
-            ).json()["key"]
-            session = (await http.post("/api/1.0/", params={**base, "type": "init"})).json()["sessionid"]
-            login = {**base, "type": "license", "sessionid": session, "key": key, "hwid": HWID}
-            assert (await http.post("/api/1.0/", params=login)).json()["success"]
+            login, _sellerkey = await logged_in(services, http)
             app = build_app(services.settings, services)
             real = services.signers.signer
             unsigned = Unsigned(b"\0" * 32)
@@ -114,15 +100,40 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
     return results
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+async def logged_in(services: Services, http: httpx.AsyncClient) -> tuple[dict[str, str], str]:
+    """An application without rate limits and a License Login that succeeded: the login's
+    parameters (to repeat it) and the application's seller key."""
+    created = await create_application(
+        services.db, services.secrets, owner="o", name="b", now=services.clock.now()
+    )
+    await services.db.execute("UPDATE apps SET client_rate_limit = 1000000000, auth_rate_limit = 1000000000")
+    base = {"ownerid": created.ownerid, "name": "b"}
+    key = (
+        await http.get("/api/seller/", params={"sellerkey": created.sellerkey, "type": "add", "expiry": "30"})
+    ).json()["key"]
+    session = (await http.post("/api/1.0/", params={**base, "type": "init"})).json()["sessionid"]
+    login = {**base, "type": "license", "sessionid": session, "key": key, "hwid": HWID}
+    assert (await http.post("/api/1.0/", params=login)).json()["success"]
+    return login, created.sellerkey
+
+
+def fastest(
+    measure: Callable[[int, int], Coroutine[Any, Any, dict[str, list[float]]]], doc: str | None, rounds: int
+) -> dict[str, float]:
+    """Run `measure(calls, rounds)` with the command line's numbers; the fastest batch of each kind.
+
+    Batches alternate, and the fastest batch of each kind is the one least disturbed by whatever
+    else the machine was doing: the figure compared."""
+    parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--calls", type=int, default=200, help="calls per batch")
-    parser.add_argument("--rounds", type=int, default=40, help="batches of each kind")
+    parser.add_argument("--rounds", type=int, default=rounds, help="batches of each kind")
     args = parser.parse_args()
     results = asyncio.run(measure(args.calls, args.rounds))
-    # Batches alternate, and the fastest batch of each kind is the one least disturbed by whatever
-    # else the machine was doing: the figure compared.
-    medians = {name: min(values) for name, values in results.items()}
+    return {name: min(values) for name, values in results.items()}
+
+
+def main() -> int:
+    medians = fastest(measure, __doc__, 40)
     for version in ("1.0", "1.3"):
         signed, unsigned = medians[f"{version} signed"], medians[f"{version} unsigned"]
         print(
