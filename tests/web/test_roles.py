@@ -30,7 +30,14 @@ pytestmark = pytest.mark.anyio
 APP = "{app_id:int}"
 SECRET_NAME = "Zanzibar Secret Shop"
 # Routes of an application that are not under a section's slug: what they need.
-ACTIONS: dict[str, SectionArea] = {"rename": "owner", "delete": "owner", "pause": "owner", "unpause": "owner"}
+# Pausing is the seller operations' pauseapp/unpauseapp (area settings, as in the seller API).
+ACTIONS: dict[str, SectionArea] = {
+    "rename": "owner",
+    "delete": "owner",
+    "pause": "settings",
+    "unpause": "settings",
+    "online": "sessions",
+}
 # A POST that passed the permission check would act on these (so a leak would show).
 BAIT = {
     "name": "default",

@@ -117,7 +117,7 @@ async def test_the_setup_link_can_claim_an_owner_create_app_made(services: Servi
     assert done.url.path == "/dashboard/apps"
     assert "App" in text_of(done.text)
     assert await services.db.fetch_value("SELECT COUNT(*) FROM accounts") == 1
-    assert created.ownerid in (await dash.get(f"/dashboard/apps/{created.app_id}/")).text
+    assert created.ownerid in (await dash.get(f"/dashboard/apps/{created.app_id}/integration")).text
 
 
 async def test_the_setup_link_cannot_take_over_an_account_with_a_password(

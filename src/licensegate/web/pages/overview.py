@@ -16,10 +16,10 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
-from licensegate.domain import overview, permissions
+from licensegate.domain import overview
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
-from licensegate.operations.seller import Caller, invoke
+from licensegate.web import seller
 from licensegate.web.charts import Drawn, draw
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.navigation import AppPage, may_use, open_app
@@ -123,9 +123,8 @@ async def _pause_or_unpause(visit: Visit, operation: str) -> Response:
             back=app.path(),
             danger=pausing,
         )
-    identity = await permissions.identity_of_account(visit.services.db, app.id, visit.account.id)
     try:
-        body = await invoke(visit.services, Caller(identity, ip=visit.ip, via="dashboard"), operation, {})
+        body = await seller.run(visit, app, operation, {})
     except Refusal as refusal:
         visit.flash(refusal.message, "error")
         return visit.redirect(app.path())
