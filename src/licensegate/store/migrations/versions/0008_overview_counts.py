@@ -1,7 +1,7 @@
 """overview counts
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0012
 Create Date: 2026-11-25 04:15:00.000000
 
 The overview's charts: per-day counters (logins by outcome, new users, redeemed keys), and the
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
