@@ -197,7 +197,8 @@ _SESSION_DETAILS = "os, architecture, device, cpu_cores, ram, client_version, cl
 # redeemed first (whose row lock this statement waited for) changes nothing. The user's id is
 # drawn from its sequence up front so the key can name it. A taken username violates the unique
 # constraint and the whole statement is undone. Constraints are checked at the statement's end,
-# when the user the key refers to exists.
+# when the user the key refers to exists. The overview's counters of new users and redeemed keys
+# (`store.overview.bump` elsewhere) gain one each when the user is made.
 _FIRST_USE = f"""
 WITH new_user AS (SELECT nextval(pg_get_serial_sequence('users', 'id')) AS id),
 used AS (
@@ -214,6 +215,12 @@ made AS (
     SELECT n.id, $4::bigint, $2::text, 1, $5::text, $6::bigint, $1::bigint, $1::bigint, $7::text
     FROM new_user n, used
     RETURNING id
+),
+counted AS (
+    INSERT INTO daily_counts (app_id, day, kind, outcome, count)
+    SELECT $4::bigint, ($1::bigint / 86400)::int, c.kind, '', 1
+    FROM made, (VALUES ('user'), ('key')) AS c (kind)
+    ON CONFLICT (app_id, day, kind, outcome) DO UPDATE SET count = daily_counts.count + 1
 ),
 token AS (
     INSERT INTO tokens (app_id, token_hash, token_sealed, kind, assigned, user_id, created_at)
