@@ -86,6 +86,13 @@ COLUMNS = (
 )
 
 
+def _analyze(conn: sqlite3.Connection) -> None:
+    """Statistics for the planner once the rows are in, and the connection closed."""
+    conn.execute("ANALYZE")
+    conn.commit()
+    conn.close()
+
+
 async def _fill(url: str, app_id: int, count: int) -> None:
     now = int(time.time())
     batch = 100_000
@@ -97,9 +104,7 @@ async def _fill(url: str, app_id: int, count: int) -> None:
                 _rows(app_id, min(batch, count - start), now),
             )
             conn.commit()
-        conn.execute("ANALYZE")
-        conn.commit()
-        conn.close()
+        _analyze(conn)
         return
     import asyncpg
 
@@ -258,9 +263,7 @@ async def _fill_users(url: str, app_id: int, count: int) -> None:
                     rows,
                 )
             conn.commit()
-        conn.execute("ANALYZE")
-        conn.commit()
-        conn.close()
+        _analyze(conn)
         return
     import asyncpg
 
@@ -393,9 +396,7 @@ async def _fill_vars(url: str, app_id: int, count: int) -> None:
                 [(*row[:4], int(row[4]), *row[5:]) for row in rows(ids[start : start + batch])],
             )
             conn.commit()
-        conn.execute("ANALYZE")
-        conn.commit()
-        conn.close()
+        _analyze(conn)
         return
     import asyncpg
 

@@ -27,6 +27,15 @@ async def sub_id_of(services: Services, shop: Shop, name: str) -> str:
     raise AssertionError(f"no subscription {name}")
 
 
+async def vip_of_three(services: Services) -> tuple[Shop, str]:
+    """A shop whose subscription vip is held by three users; and the subscription's id."""
+    shop = await make_shop(services)
+    await seller_op(services, shop, "addsub", name="vip", level="3")
+    for user in ("u1", "u2", "u3"):
+        await seller_op(services, shop, "adduser", user=user, sub="vip", expiry="10")
+    return shop, await sub_id_of(services, shop, "vip")
+
+
 async def test_create_lists_it_with_its_users_and_refuses_a_duplicate_next_to_the_field(
     services: Services, dash: Dashboard
 ) -> None:
@@ -91,11 +100,7 @@ async def test_rename_relevel_pause_and_unpause(services: Services, dash: Dashbo
 async def test_delete_asks_first_saying_how_many_users_it_affects(
     services: Services, dash: Dashboard
 ) -> None:
-    shop = await make_shop(services)
-    await seller_op(services, shop, "addsub", name="vip", level="3")
-    for user in ("u1", "u2", "u3"):
-        await seller_op(services, shop, "adduser", user=user, sub="vip", expiry="10")
-    sub_id = await sub_id_of(services, shop, "vip")
+    shop, sub_id = await vip_of_three(services)
     await dash.sign_in("alice")
     listed = await dash.get(sub_path(shop))
     assert "3 users hold it and will lose it." in listed.text  # the dialog's question
@@ -115,11 +120,7 @@ async def test_a_long_list_counts_users_up_to_a_cap_and_a_deletion_counts_them_a
     services: Services, dash: Dashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(subscriptions, "USERS_CAP", 2)
-    shop = await make_shop(services)
-    await seller_op(services, shop, "addsub", name="vip", level="3")
-    for user in ("u1", "u2", "u3"):
-        await seller_op(services, shop, "adduser", user=user, sub="vip", expiry="10")
-    sub_id = await sub_id_of(services, shop, "vip")
+    shop, sub_id = await vip_of_three(services)
     await dash.sign_in("alice")
     listed = text_of((await dash.get(sub_path(shop))).text)
     assert re.search(r"vip 3 at least 3 Active", listed), listed
