@@ -137,15 +137,16 @@ def test_done_means(tab: Tab, chromium: Browser, dashboard_server: LiveServer) -
     two_step_sign_in(tab, "donemeans", secret)
     expect(page.get_by_role("heading", name="Applications")).to_be_visible()
 
-    # An application; what a program needs to reach it is on its page.
+    # An application; what a program needs to reach it is on its integration page.
     page.get_by_label("Application name").fill("Done App")
     page.get_by_role("button", name="Create").click()
     expect(page.get_by_role("heading", name="Done App is ready")).to_be_visible()
     sellerkey = page.locator("#sellerkey").inner_text().strip()
     page.get_by_role("link", name="Go to Done App").click()
+    app_path = re.sub(r"^https?://[^/]+", "", page.url)
+    page.get_by_role("link", name="Connect your program").click()
     ownerid = page.locator("#ownerid").inner_text().strip()
     public_key = page.locator("#public-key").inner_text().strip()
-    app_path = re.sub(r"^https?://[^/]+", "", page.url)
 
     keys = generate_keys(tab, 3)
     nav(page).get_by_role("link", name="Licenses").click()
@@ -229,7 +230,7 @@ def test_done_means(tab: Tab, chromium: Browser, dashboard_server: LiveServer) -
         reseller.context.close()
 
     # A post without the CSRF token is refused, and changes nothing.
-    tab.goto(app_path)
+    tab.goto(app_path + "integration")
     page.locator('form[action$="/rename"] input[name="csrf"]').evaluate("field => field.remove()")
     page.get_by_label("New name").fill("Hijacked")
     page.get_by_role("button", name="Rename").click()
