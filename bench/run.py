@@ -39,6 +39,8 @@ sys.path.insert(0, str(ROOT))
 from tests import databases  # noqa: E402  (reuses the test suite's database set-up)
 from tests.live import LiveServer, create_app, execute_sql, start_server  # noqa: E402
 
+from licensegate.store import migrate  # noqa: E402
+
 LUA = Path(__file__).with_name("wrk.lua")
 UNLIMITED = str(10**9)
 
@@ -213,7 +215,8 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
     with tempfile.TemporaryDirectory(prefix="lgbench-") as tmp:
         folder = Path(tmp)
         url = prepare_database(flavour, folder)
-        create_app(url, folder, "warmup", "warmup")  # migrates before the server starts
+        migrate.upgrade(url)  # before the server starts
+        create_app(url, folder, "warmup", "warmup")
         server = start_server(
             url,
             folder,

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import orjson
 from starlette.applications import Starlette
@@ -16,7 +19,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from licensegate import readiness
+from licensegate import ids, metrics, readiness
+from licensegate.addresses import client_ip
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
@@ -77,6 +81,53 @@ async def readyz(request: Request) -> Response:
     return Response(
         orjson.dumps(body), status, media_type="application/json", headers={"Cache-Control": "no-store"}
     )
+
+
+def readings(services: Services) -> list[metrics.Reading]:
+    """The present state of this worker, for the metrics' gauges."""
+    in_use, opened, most = services.db.pool_use()
+    running, queued = services.passwords.load
+    return [
+        ("licensegate_db_connections", ("in_use",), in_use),
+        ("licensegate_db_connections", ("open",), opened),
+        ("licensegate_db_connections", ("max",), most),
+        ("licensegate_password_checks", ("running",), running),
+        ("licensegate_password_checks", ("queued",), queued),
+        ("licensegate_ratelimit_calls_in_flight", (), getattr(services.limiter, "in_flight", 0)),
+        ("licensegate_background_jobs_pending", (), services.background.pending + services.mailer.pending),
+    ]
+
+
+def outcomes(services: Services) -> list[metrics.Reading]:
+    """How this worker's background jobs and e-mail went, for a counter."""
+    return [
+        ("licensegate_background_jobs_total", (outcome,), count + services.mailer.outcomes[outcome])
+        for outcome, count in services.background.outcomes.items()
+    ]
+
+
+def make_snapshots(
+    services: Services, counts: metrics.RequestMetrics, folder: Path | None
+) -> metrics.Snapshots:
+    return metrics.Snapshots(folder, counts, lambda: readings(services), lambda: outcomes(services))
+
+
+async def metrics_page(request: Request) -> Response:
+    """Prometheus metrics of every worker of this `serve`."""
+    services: Services = request.app.state.services
+    token = services.settings.metrics_token
+    if token is not None:
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return Response(
+                "metrics need the token of LICENSEGATE_METRICS_TOKEN\n",
+                status_code=401,
+                media_type="text/plain",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+    snapshots: metrics.Snapshots = request.app.state.snapshots
+    text = metrics.exposition(await asyncio.to_thread(snapshots.gather))
+    return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 async def openapi_document(request: Request) -> Response:
@@ -167,24 +218,62 @@ class FastPaths:
         self,
         app: Starlette,
         routes: dict[str, tuple[frozenset[str], Endpoint]],
-        body_timeout: int,
-        longest_body: int,
+        settings: Settings,
+        counts: metrics.RequestMetrics,
     ) -> None:
         self.app = app
         self.routes = routes
-        self.body_timeout = body_timeout
-        self.longest_body = longest_body
+        self.body_timeout = settings.body_timeout
+        self.longest_body = settings.max_upload_bytes
+        self.counts = counts
+        self.access_log = settings.access_log == "on"
+        self.proxies = settings.trusted_proxies
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            receive = BodyDeadline(scope, receive, self.body_timeout, self.longest_body)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = metrics.now()
+        request_id = ""
+        if self.access_log:
+            request_id = ids.new_request_id()
+            ids.current_request.set(request_id)  # what an unexpected fault's log line names
+        status = 500  # unless an answer starts
+
+        async def noting_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        receive = BodyDeadline(scope, receive, self.body_timeout, self.longest_body)
+        try:
             route = self.routes.get(scope["path"])
             if route is not None and scope["method"] in route[0]:
                 scope["app"] = self.app  # what `request.app` reads
                 response = await route[1](Request(scope, receive))
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+                await response(scope, receive, noting_status)
+            else:
+                await self.app(scope, receive, noting_status)
+        finally:
+            self._note(scope, status, metrics.now() - started, request_id)
+
+    def _note(self, scope: Scope, status: int, seconds: float, request_id: str) -> None:
+        interface = metrics.interface_of(scope["path"])
+        type_ = scope.get(metrics.TYPE_KEY, "")
+        self.counts.observe(interface, type_, status, seconds)
+        if self.access_log:
+            line = metrics.access_line(
+                request_id=request_id,
+                interface=interface,
+                type_=type_,
+                method=scope["method"],
+                path=scope["path"],
+                status=status,
+                seconds=seconds,
+                client=client_ip(scope, self.proxies),
+            )
+            os.write(2, line)  # one write per line, so the workers' lines never interleave
 
 
 def build_app(settings: Settings, services: Services | None = None) -> FastPaths:
@@ -199,16 +288,22 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             return
         opened = await Services.open(settings)
         app.state.services = opened
+        folder = metrics.run_folder()
+        snapshots = app.state.snapshots = make_snapshots(opened, counts, folder)
         # Loaded now, so that answers stay signed if the database stops answering later.
         with contextlib.suppress(DatabaseUnavailable):
             await opened.signers.deployment(opened.db, opened.clock.now())
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
-        counts = asyncio.create_task(write_counts(opened))
+        login_counts = asyncio.create_task(write_counts(opened))
+        writer = asyncio.create_task(snapshots.keep_writing()) if folder is not None else None
         try:
             yield
         finally:
             sweeper.cancel()
-            counts.cancel()
+            login_counts.cancel()
+            if writer is not None:
+                writer.cancel()  # it writes a last snapshot
+                await asyncio.gather(writer, return_exceptions=True)
             await opened.close()
 
     # The hot routes: FastPaths sends them straight to their endpoints.
@@ -227,6 +322,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         *hot,
         Route(passwordreset.PATH, reset_page, methods=["GET", "POST"]),
         Route("/openapi.json", openapi_document, methods=["GET"]),
+        Route("/metrics", metrics_page, methods=["GET"]),
         *dashboard.routes(),
     ]
     app = Starlette(
@@ -234,13 +330,13 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
+    counts = metrics.RequestMetrics()
+    app.state.request_metrics = counts
     if services is not None:
         app.state.services = services
+        app.state.snapshots = make_snapshots(services, counts, None)
     return FastPaths(
-        app,
-        {route.path: (frozenset(route.methods or ()), route.endpoint) for route in hot},
-        body_timeout=settings.body_timeout,
-        longest_body=settings.max_upload_bytes,
+        app, {route.path: (frozenset(route.methods or ()), route.endpoint) for route in hot}, settings, counts
     )
 
 

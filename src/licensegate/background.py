@@ -29,6 +29,8 @@ class Background:
     def __init__(self, max_pending: int = MAX_PENDING) -> None:
         self._max_pending = max_pending
         self._pending: set[asyncio.Task[None]] = set()
+        # How jobs went, for the metrics: done, failed (an attempt), given_up, dropped.
+        self.outcomes: dict[str, int] = {"done": 0, "failed": 0, "given_up": 0, "dropped": 0}
 
     @property
     def pending(self) -> int:
@@ -40,25 +42,28 @@ class Background:
         logs it) when too many jobs are waiting already: the job is dropped, not queued."""
         if len(self._pending) >= self._max_pending:
             log.warning("dropped %s: %d background jobs are waiting already", what, len(self._pending))
+            self.outcomes["dropped"] += 1
             return False
         task = asyncio.get_running_loop().create_task(self._run(attempt, what, tuple(delays)))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         return True
 
-    @staticmethod
-    async def _run(attempt: Attempt, what: str, delays: tuple[float, ...]) -> None:
+    async def _run(self, attempt: Attempt, what: str, delays: tuple[float, ...]) -> None:
         for number, delay in enumerate(delays, start=1):
             if delay:
                 await asyncio.sleep(delay)
             try:
                 await attempt()
+                self.outcomes["done"] += 1
                 return
             except AttemptFailed as exc:
                 reason = str(exc)
             except Exception as exc:  # a fault in the job: its text might hold a URL, so not shown
                 reason = f"unexpected {type(exc).__name__}"
             log.warning("%s failed (attempt %d of %d): %s", what, number, len(delays), reason)
+            self.outcomes["failed"] += 1
+        self.outcomes["given_up"] += 1
         log.error("gave up on %s after %d attempts", what, len(delays))
 
     async def drain(self, within: float = DRAIN_SECONDS) -> None:

@@ -199,6 +199,17 @@ class Settings:
     log_level: str = setting(
         "warning", "what the service logs", choices=("debug", "info", "warning", "error")
     )
+    access_log: str = setting(
+        "off",
+        "`on`: one JSON line per request on stderr (time, request id, interface, operation type, "
+        "method, path without query string, status, duration, client address; never a secret)",
+        choices=("off", "on"),
+    )
+    metrics_token: str | None = setting(
+        None,
+        "when set, `GET /metrics` answers only requests with `Authorization: Bearer <this token>` "
+        "(401 otherwise); unset = it answers anyone who reaches it",
+    )
     public_url: str = setting(
         "http://127.0.0.1:8000", "how end users reach the service; password-reset links start with it"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import string
+from contextvars import ContextVar
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -33,8 +34,17 @@ def nonce() -> str:
     return secrets.token_hex(16)
 
 
-def request_id() -> str:
+# The id of the request this task serves, when the access log gave it one.
+current_request: ContextVar[str] = ContextVar("current_request", default="")
+
+
+def new_request_id() -> str:
     return secrets.token_hex(8)
+
+
+def request_id() -> str:
+    """The current request's id in the access log, else a new one."""
+    return current_request.get() or new_request_id()
 
 
 def digest(secret: str) -> str:

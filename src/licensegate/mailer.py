@@ -34,6 +34,12 @@ class Mailer:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._pending: set[asyncio.Task[None]] = set()
+        # How messages went, for the metrics (as `Background.outcomes`).
+        self.outcomes: dict[str, int] = {"done": 0, "failed": 0, "given_up": 0, "dropped": 0}
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
 
     @property
     def configured(self) -> bool:
@@ -63,8 +69,10 @@ class Mailer:
                 await asyncio.sleep(delay)
             try:
                 await loop.run_in_executor(None, self._send_now, message)
+                self.outcomes["done"] += 1
                 return
             except (OSError, smtplib.SMTPException) as exc:
+                self.outcomes["failed"] += 1
                 log.warning(
                     "sending a %s e-mail failed (attempt %d of %d): %s",
                     purpose,
@@ -72,6 +80,7 @@ class Mailer:
                     len(RETRY_DELAYS),
                     describe(exc),
                 )
+        self.outcomes["given_up"] += 1
         log.error("gave up sending a %s e-mail after %d attempts", purpose, len(RETRY_DELAYS))
 
     def send_later(self, to: str, subject: str, text: str, purpose: str) -> None:

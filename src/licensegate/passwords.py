@@ -57,6 +57,11 @@ class FairPool:
         self._seconds_per_job = 0.03  # a running average, for Retry-After
 
     @property
+    def load(self) -> tuple[int, int]:
+        """Jobs running on a thread, and jobs waiting for one."""
+        return self._running, self._queued
+
+    @property
     def in_flight(self) -> int:
         """Jobs running or waiting for a thread."""
         return self._running + self._queued
@@ -155,6 +160,11 @@ class Passwords:
         )
         self._pool = FairPool(threads, queue_limit)
         self._dummy: str | None = None
+
+    @property
+    def load(self) -> tuple[int, int]:
+        """Checks running on a hashing thread, and checks waiting for one."""
+        return self._pool.load
 
     @property
     def threads(self) -> int:

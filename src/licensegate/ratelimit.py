@@ -143,12 +143,14 @@ class RedisRateLimiter:
         self._script = self._redis.register_script(_REDIS_HIT)
         self._script_all = self._redis.register_script(_REDIS_HIT_ALL)
         self._last_warning = 0
+        self.in_flight = 0  # calls waiting for Redis now (a metric)
 
     async def count(self, key: str, limit: int, window: int) -> int:
         """`hit`, raising `RedisUnavailable` when Redis fails."""
         now = self._clock.now()
         index = now // window
         end = (index + 1) * window
+        self.in_flight += 1
         try:
             count = int(
                 await self._script(
@@ -157,6 +159,8 @@ class RedisRateLimiter:
             )
         except Exception as exc:
             raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
+        finally:
+            self.in_flight -= 1
         if count > limit:
             return max(1, end - now)
         return 0
@@ -251,6 +255,10 @@ class FallbackRateLimiter:
     @property
     def status(self) -> str:
         return "redis" if self._failing is None else "in-process (Redis unavailable)"
+
+    @property
+    def in_flight(self) -> int:
+        return self._redis.in_flight
 
     async def hit(self, key: str, limit: int, window: int) -> int:
         if self._failing is None:

@@ -62,6 +62,10 @@ class Database(Executor, Protocol):
         slow work (password hashing, outbound HTTP) while it is open."""
         ...
 
+    def pool_use(self) -> tuple[int, int, int]:
+        """Connections in use, open, and the most there may be (a metric)."""
+        ...
+
     def pinned(self) -> AbstractAsyncContextManager[Database]:
         """The same database, on one connection for the whole block: a request that runs several
         statements then takes a pooled connection once, not once per statement. Do not await slow

@@ -200,6 +200,10 @@ class PostgresDatabase:
         async with self.pinned() as db:
             await db.execute_many(sql, rows)
 
+    def pool_use(self) -> tuple[int, int, int]:
+        size = self._pool.get_size()
+        return size - self._pool.get_idle_size(), size, self._pool.get_max_size()
+
     async def close(self) -> None:
         await self._pool.close()
 
@@ -231,6 +235,9 @@ class PinnedPostgres(_PgRunner):
                 await self._conn.executemany(to_postgres(sql), rows, timeout=self._waits.long_answer)
             except _OUTAGE as exc:
                 raise _unavailable(exc) from exc
+
+    def pool_use(self) -> tuple[int, int, int]:
+        return 1, 1, 1  # this block's one connection
 
     @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:

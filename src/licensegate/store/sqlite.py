@@ -431,6 +431,10 @@ class SqliteDatabase(_Runner):
     async def pinned(self) -> AsyncIterator[Database]:
         yield self  # one connection per process already
 
+    def pool_use(self) -> tuple[int, int, int]:
+        """The worker's one connection, in use while a transaction holds it."""
+        return int(self._lock.locked()), 1, 1
+
     async def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.stop()

@@ -32,6 +32,7 @@ from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.sessions import ClientSession
+from licensegate.metrics import TYPE_KEY
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Operation
 from licensegate.services import Services
@@ -171,6 +172,7 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
         ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
         answering.clientnonce = read_clientnonce(raw)
         op = registry.lookup(raw)
+        request.scope[TYPE_KEY] = op.type  # for the access log and the metrics
         if not op.pinned:
             return await handle(request, services, op, raw, services.db, answering)
         async with services.db.pinned() as db:

@@ -20,6 +20,7 @@ from licensegate.api.request import merge, read_form_body, read_multipart, read_
 from licensegate.bodies import content_type_of
 from licensegate.domain import permissions, sellerkeys
 from licensegate.domain.errors import Refusal
+from licensegate.metrics import TYPE_KEY
 from licensegate.operations.declarations import Operation, status_of
 from licensegate.operations.seller import Caller, SellerCall, Upload, invoke, registry
 from licensegate.services import Services
@@ -56,6 +57,8 @@ async def endpoint(request: Request) -> Response:
     try:
         query = read_query(request, settings.max_query_bytes)
         op = registry.get(query.get("type", ""))
+        if op is not None:
+            request.scope[TYPE_KEY] = op.type  # for the access log and the metrics
         multipart = request.method == "POST" and content_type_of(request) == "multipart/form-data"
         file_fields = op.uploads if op is not None and multipart else ()
         caller: Caller | None = None
@@ -78,6 +81,7 @@ async def endpoint(request: Request) -> Response:
             limit = (op.max_body_bytes if op is not None else None) or settings.max_body_bytes
             raw = merge(query, await read_form_body(request, limit))
         op = registry.lookup(raw)
+        request.scope[TYPE_KEY] = op.type
         if caller is None:
             caller = await _caller(request, services, raw.get("sellerkey"))
         sent = {name: Upload(upload.filename, upload.file) for name, upload in uploads.items()}
