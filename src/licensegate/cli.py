@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, TypeVar
 from licensegate.config import ENV_PREFIX, ConfigError, Settings, with_markdown_table
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from licensegate.domain.accounts import Account
     from licensegate.passwords import Passwords
     from licensegate.secretbox import SecretBox
@@ -285,7 +287,10 @@ def cmd_seller(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from licensegate import server
+    import shutil
+    import tempfile
+
+    from licensegate import metrics, server
     from licensegate.store import migrate
     from licensegate.store.database import DatabaseUnavailable
 
@@ -325,7 +330,161 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     else:
         print(f"dashboard: {settings.public_url}/dashboard/", file=sys.stderr)
-    server.run(settings)
+    # The workers' metrics meet in a private folder of this run (made 0700), removed at the end.
+    folder = tempfile.mkdtemp(prefix="licensegate-metrics-")
+    os.environ[metrics.FOLDER_VARIABLE] = folder
+    try:
+        server.run(settings)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+MANIFEST = "manifest.json"
+BACKUP_FORMAT = 1
+
+
+def _copy_tree(source: Path, target: Path) -> int:
+    """Copy the files under `source` that `target` lacks (content-addressed: a file of the same
+    name is the same file); return how many files `source` holds."""
+    import shutil
+
+    from licensegate import private
+
+    count = 0
+    for path in sorted(source.rglob("*")):
+        if not path.is_file() or path.name.startswith("."):  # dot files: uploads not yet in place
+            continue
+        count += 1
+        destination = target / path.relative_to(source)
+        if not destination.exists():
+            private.folder(destination.parent)
+            shutil.copy2(path, destination)
+    return count
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    """A consistent copy of the database, the uploaded files and the deployment key in a new
+    folder, while the service runs."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from licensegate import __version__, keyring, private
+    from licensegate.domain import filestore
+    from licensegate.store import backup, migrate
+
+    settings = _settings(args.database)
+    migrate.require_schema(settings.database_url)
+    target = Path(args.path)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise CommandError(f"{target.resolve()} exists and is not an empty folder: name a new one")
+    private.folder(target)
+    revision = migrate.current_revision(settings.database_url)
+    tables = backup.export(settings.database_url, target)
+    # After the database: every file the copy names was in place before the copy was taken.
+    # A folder of files (a configured shared one, or the data folder's); on PostgreSQL without a
+    # folder the files are tables of the database, exported above (older versions' files may still
+    # lie in the data folder: copied too).
+    files_root = settings.files_dir or filestore.root(settings.data_dir)
+    files = _copy_tree(files_root, target / "files") if files_root.is_dir() else 0
+    key_file = settings.data_dir / keyring.KEY_FILE_NAME
+    if settings.deployment_key:
+        key = "not included: it comes from LICENSEGATE_DEPLOYMENT_KEY"
+    elif args.without_key:
+        key = "not included (--without-key)"
+    elif key_file.is_file():
+        with private.create(target / keyring.KEY_FILE_NAME) as out:
+            out.write(key_file.read_bytes())
+        key = "included"
+    else:
+        key = "none: the service has not made one yet"
+    manifest = {
+        "format": BACKUP_FORMAT,
+        "licensegate": __version__,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "dialect": "sqlite" if settings.database_url.startswith("sqlite") else "postgresql",
+        "revision": revision,
+        "tables": tables,
+        "files": files,
+        "deployment_key": key,
+    }
+    with private.create(target / MANIFEST) as out:
+        out.write(json.dumps(manifest, indent=2).encode() + b"\n")
+    rows = sum(table["rows"] for table in tables)
+    print(
+        f"licensegate: backed up {where(settings)} into {target.resolve()}: {rows} rows in "
+        f"{len(tables)} tables, {files} files; deployment key {key}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Bring a backup back into an empty database (or any, with --force), with its files and key."""
+    from pathlib import Path
+
+    from licensegate import keyring, private
+    from licensegate.domain import filestore
+    from licensegate.store import backup, migrate
+    from licensegate.store.database import dialect_of
+
+    settings = _settings(args.database)
+    source = Path(args.path)
+    try:
+        manifest = json.loads((source / MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        raise CommandError(
+            f"{source.resolve()} is not a licensegate backup (no readable {MANIFEST})"
+        ) from exc
+    if manifest.get("format") != BACKUP_FORMAT:
+        raise CommandError(f"{source.resolve()} is a backup of another format ({manifest.get('format')!r})")
+    url = settings.database_url
+    if manifest["dialect"] != dialect_of(url):
+        raise CommandError(
+            f"the backup holds a {manifest['dialect']} database and the target is {migrate.location(url)}"
+        )
+    if manifest["revision"] != migrate.head_revision():
+        raise CommandError(
+            f"the backup is at schema revision {manifest['revision']} and this version's is "
+            f"{migrate.head_revision()}: restore it with the version that made it "
+            f"(licensegate {manifest['licensegate']}), then upgrade"
+        )
+    if not args.force and backup.rows_in(url) > 0:
+        raise CommandError(
+            f"the database {migrate.location(url)} is not empty: restore into a new database, or "
+            "pass --force to replace its content"
+        )
+    key_file = settings.data_dir / keyring.KEY_FILE_NAME
+    saved_key = source / keyring.KEY_FILE_NAME
+    differs = saved_key.is_file() and key_file.is_file() and key_file.read_bytes() != saved_key.read_bytes()
+    if differs and not settings.deployment_key and not args.force:
+        raise CommandError(
+            f"{key_file.resolve()} holds another deployment key than the backup's: move it aside, "
+            "or pass --force to replace it"
+        )
+    migrate.upgrade(url)  # an empty database gets the schema the backup was made with
+    backup.load(url, source, manifest["tables"])
+    files = (
+        _copy_tree(source / "files", settings.files_dir or filestore.root(settings.data_dir))
+        if (source / "files").is_dir()
+        else 0
+    )
+    if saved_key.is_file() and not settings.deployment_key:
+        private.folder(settings.data_dir)
+        keyring.replace_key_file(key_file, keyring.read_key_file(saved_key).keys)
+    elif saved_key.is_file():
+        print(
+            f"licensegate: the backup's deployment key is in {saved_key.resolve()}; this service takes its "
+            "key from LICENSEGATE_DEPLOYMENT_KEY, which must be that key (or list it in "
+            "LICENSEGATE_DEPLOYMENT_OLD_KEYS)",
+            file=sys.stderr,
+        )
+    rows = sum(table["rows"] for table in manifest["tables"])
+    print(
+        f"licensegate: restored {rows} rows in {len(manifest['tables'])} tables and {files} files "
+        f"from {source.resolve()} into {where(settings)}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -428,6 +587,29 @@ def parser() -> argparse.ArgumentParser:
     seller.add_argument("--name", required=True, help="the application's name")
     seller.add_argument("--database", help=db_help)
     seller.set_defaults(run=cmd_seller)
+
+    save = sub.add_parser(
+        "backup",
+        help="copy the database, uploaded files and deployment key into a new folder, while the service runs",
+    )
+    save.add_argument("path", help="a folder that does not exist yet (or is empty)")
+    save.add_argument(
+        "--without-key", action="store_true", help="leave the deployment key out (keep it elsewhere)"
+    )
+    save.add_argument("--database", help=db_help)
+    save.set_defaults(run=cmd_backup)
+
+    restore = sub.add_parser(
+        "restore", help="bring a backup back into an empty database (stop the service first)"
+    )
+    restore.add_argument("path", help="the folder `licensegate backup` made")
+    restore.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the content of a database that is not empty, and a deployment key file that differs",
+    )
+    restore.add_argument("--database", help=db_help)
+    restore.set_defaults(run=cmd_restore)
 
     spec = sub.add_parser("openapi", help="print the OpenAPI document of both APIs")
     spec.set_defaults(run=cmd_openapi)
