@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psycopg
 
+from licensegate.metrics import process_alive
 from licensegate.store import migrate
 from licensegate.store.schema import metadata
 
@@ -113,7 +114,7 @@ def _idle_databases(conn: Connection) -> list[tuple[str, str | None]]:
     idle: list[tuple[str, str | None]] = []
     for name, comment in rows:
         found = TEST_DATABASE.match(str(name))
-        if found and not _alive(int(found[2])):
+        if found and not process_alive(int(found[2])):
             idle.append((str(name), None if comment is None else str(comment)))
     return idle
 
@@ -128,16 +129,6 @@ def _rename(conn: Connection, old: str, new: str) -> bool:
         return False
     finally:
         conn.execute("RESET lock_timeout")
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

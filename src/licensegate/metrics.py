@@ -152,7 +152,8 @@ class Snapshots:
                 self.write()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process `pid` runs (on this machine)."""
     if pid == os.getpid():
         return True
     try:
@@ -195,7 +196,7 @@ def exposition(snapshots: list[dict[str, Any]]) -> str:
         for name, labels, value in snap["counters"]:
             family = counters.setdefault(name, {})
             family[tuple(labels)] = family.get(tuple(labels), 0) + value
-        if _alive(int(snap["pid"])):
+        if process_alive(int(snap["pid"])):
             live += 1
             for name, labels, value in snap["gauges"]:
                 family = gauges.setdefault(name, {})
