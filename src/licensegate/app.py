@@ -228,6 +228,7 @@ class FastPaths:
         self.counts = counts
         self.access_log = settings.access_log == "on"
         self.proxies = settings.trusted_proxies
+        self.worker = os.getpid()  # built in each worker process (a system call per line otherwise)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -272,6 +273,7 @@ class FastPaths:
                 status=status,
                 seconds=seconds,
                 client=client_ip(scope, self.proxies),
+                worker=self.worker,
             )
             os.write(2, line)  # one write per line, so the workers' lines never interleave
 
