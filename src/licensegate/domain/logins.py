@@ -10,7 +10,7 @@ cannot redeem a key twice or bind two devices where one is allowed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -291,22 +291,29 @@ async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Messages) -> 
     return row, account_of(rows)
 
 
+class NewUser(NamedTuple):
+    """The user a redeemed key makes: by Register (with a password) or by a License Login."""
+
+    username: str
+    password_hash: str | None
+    email: str | None
+    created_by: str
+
+
 async def _redeem_into_new_user(
     db: Database,
     box: SecretBox,
     app: ClientApp,
     key_row: Row,
     client: Client,
+    new_user: NewUser,
     *,
-    username: str,
-    password_hash: str | None,
-    email: str | None,
-    created_by: str,
     msg: Messages,
     now: int,
 ) -> Login:
     """Create the user, redeem the key for it and log the session in, atomically. A concurrent
     redemption of the same key (or creation of the same name) makes this one refuse cleanly."""
+    username, created_by = new_user.username, new_user.created_by
     try:
         async with db.transaction() as tx:
             user_id = await user_store.insert(
@@ -314,8 +321,8 @@ async def _redeem_into_new_user(
                 app_id=app.id,
                 username=username,
                 username_fold=user_rules.fold(username),
-                password_hash=password_hash,
-                email=email,
+                password_hash=new_user.password_hash,
+                email=new_user.email,
                 hwid_lock=True,
                 created_by=created_by,
                 now=now,
@@ -370,19 +377,8 @@ async def register(
     if await _user_rows(db, app, username):
         raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
     password_hash = await passwords.hash(password, queue=app.id)  # slow by design: before the transaction
-    return await _redeem_into_new_user(
-        db,
-        box,
-        app,
-        key_row,
-        client,
-        username=username,
-        password_hash=password_hash,
-        email=email,
-        created_by="register",
-        msg=msg,
-        now=now,
-    )
+    new_user = NewUser(username, password_hash, email, created_by="register")
+    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
 
 
 async def license_login(
@@ -405,19 +401,8 @@ async def license_login(
         await check_blacklist(db, app, client, msg)
         if db.dialect == "postgresql":
             return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
-        return await _redeem_into_new_user(
-            db,
-            box,
-            app,
-            key_row,
-            client,
-            username=key,
-            password_hash=None,
-            email=None,
-            created_by=LICENSE_USER,
-            msg=msg,
-            now=now,
-        )
+        new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
+        return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
     return await admit(db, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)

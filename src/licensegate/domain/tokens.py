@@ -83,9 +83,9 @@ async def list_page(
     box: SecretBox,
     app_id: int,
     *,
+    search: str | None,
     kind: str | None,
     state: str | None,
-    search: str | None,
     limit: int,
     offset: int,
 ) -> tuple[list[dict[str, Any]], int]:

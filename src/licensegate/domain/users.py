@@ -211,11 +211,7 @@ async def create(
     # Hashing is slow on purpose: do it before the transaction opens.
     password_hash = await passwords.hash(password, queue=scope.app_id) if password is not None else None
     async with db.transaction() as tx:
-        if reseller is not None:
-            await team.hold(tx, reseller)
-        sub = await subscriptions.get(tx, scope.app_id, sub_name)
-        if reseller is not None:
-            team.check_level(reseller, sub["level"])
+        sub = await _subscription_for(tx, scope, sub_name)
         await app_store.lock(tx, scope.app_id)
         user_id = await store.insert(
             tx,
@@ -441,11 +437,7 @@ async def extend(
     seconds = days_to_seconds(days)
     bucket = "" if reseller is None else team.bucket_for(seconds)
     async with db.transaction() as tx:
-        if reseller is not None:
-            await team.hold(tx, reseller)
-        sub = await subscriptions.get(tx, scope.app_id, sub_name)
-        if reseller is not None:
-            team.check_level(reseller, sub["level"])
+        sub = await _subscription_for(tx, scope, sub_name)
         user_id = await _target(tx, scope, username)
         # Extend first, then create: a grant created here must not receive the days twice.
         served = await grant_store.shift_live(
@@ -494,6 +486,18 @@ async def subtract(db: Database, scope: Scope, username: str, sub_name: str, sec
     return served
 
 
+async def _subscription_for(tx: Executor, scope: Scope, sub_name: str) -> Row:
+    """The subscription by name; a reseller is held first (the order every reseller write uses)
+    and must have the subscription's level among its own."""
+    reseller = scope.reseller
+    if reseller is not None:
+        await team.hold(tx, reseller)
+    sub = await subscriptions.get(tx, scope.app_id, sub_name)
+    if reseller is not None:
+        team.check_level(reseller, sub["level"])
+    return sub
+
+
 async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
     """Freeze the user's running grants and end their sessions. Returns how many were frozen."""
     async with db.transaction() as tx:
@@ -508,9 +512,8 @@ async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
 async def unpause(db: Database, scope: Scope, username: str, now: int) -> int:
     """Thaw the user's frozen grants; their expiries move forward by the pause. Returns how many."""
     async with db.transaction() as tx:
-        user = await get(tx, scope, username)
-        thawed = await grant_store.unpause_user(tx, user["id"], now)
-        if not thawed:
+        user_id: int = (await get(tx, scope, username))["id"]
+        if not (thawed := await grant_store.unpause_user(tx, user_id, now)):
             raise errorcodes.NOT_PAUSED(f"The user '{username}' has no paused subscription.")
     return thawed
 

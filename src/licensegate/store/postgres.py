@@ -12,14 +12,8 @@ from typing import Any
 
 import asyncpg
 
-from licensegate.store.database import (
-    Database,
-    DatabaseError,
-    DatabaseUnavailable,
-    Executor,
-    Row,
-    UniqueViolation,
-)
+from licensegate.store import database
+from licensegate.store.database import Database, Executor, Row
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -54,9 +48,9 @@ _OUTAGE = (
 )
 
 
-def _unavailable(exc: BaseException) -> DatabaseUnavailable:
+def _unavailable(exc: BaseException) -> database.DatabaseUnavailable:
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return DatabaseUnavailable(f"PostgreSQL is unavailable: {reason}")
+    return database.DatabaseUnavailable(f"PostgreSQL is unavailable: {reason}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +79,7 @@ class _PgRunner:
         try:
             rec = await self._conn.fetchrow(to_postgres(sql), *args)
         except asyncpg.UniqueViolationError as exc:  # a write with RETURNING, or a CTE's
-            raise UniqueViolation(str(exc)) from exc
+            raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
         return dict(rec) if rec is not None else None
@@ -100,7 +94,7 @@ class _PgRunner:
         try:
             return await self._conn.fetchval(to_postgres(sql), *args)
         except asyncpg.UniqueViolationError as exc:  # INSERT ... RETURNING
-            raise UniqueViolation(str(exc)) from exc
+            raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
 
@@ -108,7 +102,7 @@ class _PgRunner:
         try:
             return _rowcount(await self._conn.execute(to_postgres(sql), *args))
         except asyncpg.UniqueViolationError as exc:
-            raise UniqueViolation(str(exc)) from exc
+            raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
 
@@ -148,7 +142,7 @@ class PostgresDatabase:
                 server_settings={"statement_timeout": f"{int(waits.statement * 1000)}ms"},
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-            raise DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
+            raise database.DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
         return cls(pool, waits)
 
     async def _acquire(self) -> Any:

@@ -89,11 +89,13 @@ def downgrade() -> None:
     op.drop_index(op.f("ix_tokens_user_id"), table_name="tokens")
     op.drop_index(op.f("ix_tokens_app_id_assigned"), table_name="tokens")
     op.drop_table("tokens")
+    # 0001's columns, in 0001's order.
+    required: list[sa.Column[object]] = [
+        sa.Column(name, sa.Text(), nullable=False) for name in ("token_hash", "kind", "assigned")
+    ]
     _create_tokens(
         [
-            sa.Column("token_hash", sa.Text(), nullable=False),
-            sa.Column("kind", sa.Text(), nullable=False),
-            sa.Column("assigned", sa.Text(), nullable=False),
+            *required,
             sa.Column("banned_reason", sa.Text(), nullable=True),
             sa.Column("file_hash", sa.Text(), nullable=True),
             sa.Column("created_at", sa.BigInteger(), nullable=False),
