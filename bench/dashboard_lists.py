@@ -1,5 +1,6 @@
 """How long the dashboard's Licenses list takes with 1,000,000 keys, its Users list with
-1,000,000 users and its User variables list with 1,000,000 variables, on SQLite and PostgreSQL,
+1,000,000 users, its User variables list with 1,000,000 variables and the application's overview
+over those keys and users, on SQLite and PostgreSQL,
 and writes docs/benchmarks-dashboard.md (a run of some lists keeps the others' rows).
 
 Server time only: the list's queries through the domain, and the whole page (routing, session,
@@ -10,6 +11,7 @@ queries, template) through the ASGI application in-process, without a network. P
     .venv/bin/python bench/dashboard_lists.py --keys 100000 --users 100000 --databases sqlite
     .venv/bin/python bench/dashboard_lists.py --lists users
     .venv/bin/python bench/dashboard_lists.py --lists uservars --variables 1000000
+    .venv/bin/python bench/dashboard_lists.py --lists overview --databases sqlite
 """
 
 from __future__ import annotations
@@ -477,6 +479,27 @@ async def _uservars(services: Services, shop: Shop, url: str, count: int) -> lis
     return results
 
 
+async def _overview(
+    services: Services, shop: Shop, url: str, keys: int, people: int, filled: list[str]
+) -> list[tuple[str, float, float]]:
+    """The application's overview (every chart, users online) over the keys and users the other
+    lists filled, or as many filled here."""
+    if "licenses" not in filled:
+        await _fill(url, shop.app_id, keys)
+    if "users" not in filled:
+        await _fill_users(url, shop.app_id, people)
+    async with browser(services) as dash:
+        await dash.sign_in("bench", PASSWORD)
+        path = f"/dashboard/apps/{shop.app_id}/"
+        assert (await dash.get(path)).status_code == 200
+
+        async def fetch() -> None:
+            assert (await dash.http.get(path)).status_code == 200
+
+        median, p95 = await _time(fetch)
+    return [("overview whole page: every chart", median, p95)]
+
+
 async def _measure(
     url: str, keys: int, people: int, variables: int, lists: list[str]
 ) -> list[tuple[str, float, float]]:
@@ -490,6 +513,8 @@ async def _measure(
             results += await _licenses(services, shop, url, keys)
         if "users" in lists:
             results += await _users(services, shop, url, people)
+        if "overview" in lists:
+            results += await _overview(services, shop, url, keys, people, lists)
         if "uservars" in lists:
             results += await _uservars(
                 services, await make_shop(services, "varbench", "Var bench"), url, variables
@@ -514,6 +539,8 @@ DESCRIPTIONS = {
     "paused, 60% with an HWID and an address)",
     "uservars": "the User variables list of an application holding {variables:,} variables (ten "
     "names a user)",
+    "overview": "the overview of the application holding the keys and users above (every chart and "
+    "users online)",
 }
 
 
@@ -521,6 +548,8 @@ def _list_of(case: str) -> str:
     """Which list a row of the table measures, by how its case is named."""
     if case.startswith("user variables"):
         return "uservars"
+    if case.startswith("overview"):
+        return "overview"
     return "users" if case.startswith("users ") else "licenses"
 
 
