@@ -12,6 +12,7 @@ from licensegate.secretbox import SecretBox
 from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import subscriptions as subscription_store
+from licensegate.store.apps import ClientAppRow
 from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
 MAX_NAME = 64
@@ -48,7 +49,7 @@ class ClientApp:
     secret: str  # sealed, or in clear while signing_key is None
 
     @classmethod
-    def from_row(cls, row: Row) -> ClientApp:
+    def from_row(cls, row: ClientAppRow) -> ClientApp:
         return cls(
             id=row["app_id"],
             ownerid=row["ownerid"],

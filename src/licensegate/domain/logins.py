@@ -30,6 +30,7 @@ from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row, UniqueViolation
+from licensegate.store.sessions import LoginRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,7 @@ class Client:
     ip: str
     hwid: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # os, architecture, device, ...
-    recorded: tuple[Any, ...] | None = None  # the login the session records already, if any
+    recorded: LoginRecord | None = None  # the login the session records already, if any
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
+from licensegate.store.sessions import LoginRecord
 
 ONLINE_LIMIT = 1000  # fetchOnline lists at most this many users
 LICENSE_USER = "license"  # `created_by` of users a License Login made (their name is their key)
@@ -32,7 +33,7 @@ class ClientSession:
     credential: str | None
     validated: bool
     expires_at: int
-    recorded: tuple[Any, ...] | None = None  # what its login recorded (store.sessions.login_record)
+    recorded: LoginRecord | None = None  # what its login recorded
     enckey: str | None = None  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
 
 

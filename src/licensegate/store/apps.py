@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypedDict, cast
 
 from licensegate.store.database import Executor, Row
 from licensegate.store.freezes import SUB_PAUSE, give_back
@@ -217,11 +218,44 @@ CLIENT_COLUMNS = (
 CLIENT_FROM = "FROM apps a JOIN accounts o ON o.id = a.account_id"
 
 
-async def find_for_client(db: Executor, ownerid: str, name: str) -> Row | None:
-    return await db.fetch_one(
+class ClientAppRow(TypedDict):
+    """A row of `CLIENT_COLUMNS` (flags are the columns' 0 / 1)."""
+
+    app_id: int
+    ownerid: str
+    app_name: str
+    version: str
+    download_link: str | None
+    enabled: int
+    app_paused_at: int | None
+    hwid_lock: int
+    force_hwid: int
+    min_hwid_length: int
+    max_hwids: int
+    session_seconds: int
+    min_username_length: int
+    hash_check: int
+    tamper_action: str
+    client_rate_limit: int
+    client_rate_window: int
+    auth_rate_limit: int
+    auth_rate_window: int
+    chat_history: int
+    log_webhook_url: str | None
+    token_validation: int
+    case_insensitive_usernames: int
+    signing_key: str | None
+    app_secret: str
+    owner: str
+
+
+async def find_for_client(db: Executor, ownerid: str, name: str) -> ClientAppRow | None:
+    row = await db.fetch_one(
         f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.ownerid = ? AND a.name = ?", ownerid, name
     )
+    return cast("ClientAppRow | None", row)
 
 
-async def find_for_client_by_id(db: Executor, app_id: int) -> Row | None:
-    return await db.fetch_one(f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.id = ?", app_id)
+async def find_for_client_by_id(db: Executor, app_id: int) -> ClientAppRow | None:
+    row = await db.fetch_one(f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.id = ?", app_id)
+    return cast("ClientAppRow | None", row)

@@ -4,7 +4,7 @@ settings along in the same round trip), and the seller lists, counts and ends th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from licensegate.store import apps, bulk
 from licensegate.store.database import Executor, Row
@@ -84,16 +84,50 @@ SESSION_COLUMNS = (
 CLIENT_DETAILS = ("os", "architecture", "device", "cpu_cores", "ram", "version", "token")
 
 
-def login_record(user_id: int, credential: str, hwid: str | None, client: dict[str, Any]) -> tuple[Any, ...]:
-    """What `validate` writes, in column order: equal tuples mean the write would change nothing."""
-    return (user_id, credential, hwid, *(client.get(name) for name in CLIENT_DETAILS))
+class SessionAppRow(apps.ClientAppRow):
+    """A row of `SESSION_COLUMNS` with its application's `apps.CLIENT_COLUMNS`."""
+
+    session_id: str
+    user_id: int | None
+    credential: str | None
+    validated: int
+    session_created_at: int
+    session_expires_at: int
+    session_hwid: str | None
+    session_os: str | None
+    session_architecture: str | None
+    session_device: str | None
+    session_cpu_cores: str | None
+    session_ram: str | None
+    session_client_version: str | None
+    session_client_token: str | None
+    session_enckey: str | None
 
 
-def recorded_login(row: Row) -> tuple[Any, ...] | None:
+class LoginRecord(NamedTuple):
+    """What `validate` writes, in column order: equal records mean the write would change nothing."""
+
+    user_id: int
+    credential: str
+    hwid: str | None
+    os: str | None
+    architecture: str | None
+    device: str | None
+    cpu_cores: str | None
+    ram: str | None
+    client_version: str | None
+    client_token: str | None
+
+
+def login_record(user_id: int, credential: str, hwid: str | None, client: dict[str, Any]) -> LoginRecord:
+    return LoginRecord(user_id, credential, hwid, *(client.get(name) for name in CLIENT_DETAILS))
+
+
+def recorded_login(row: SessionAppRow) -> LoginRecord | None:
     """The login a session's row records (from `find_with_app`), or None if it has none."""
-    if not row["validated"]:
+    if not row["validated"] or row["user_id"] is None or row["credential"] is None:
         return None
-    return (
+    return LoginRecord(
         row["user_id"],
         row["credential"],
         row["session_hwid"],
@@ -107,13 +141,14 @@ def recorded_login(row: Row) -> tuple[Any, ...] | None:
     )
 
 
-async def find_with_app(db: Executor, session_id: str) -> Row | None:
+async def find_with_app(db: Executor, session_id: str) -> SessionAppRow | None:
     """The session and its application's settings, in one round trip."""
-    return await db.fetch_one(
+    row = await db.fetch_one(
         f"SELECT {SESSION_COLUMNS}, {apps.CLIENT_COLUMNS} FROM sessions s JOIN apps a ON a.id = s.app_id "
         "JOIN accounts o ON o.id = a.account_id WHERE s.id = ?",
         session_id,
     )
+    return cast("SessionAppRow | None", row)
 
 
 async def start(
