@@ -219,34 +219,36 @@ CLIENT_FROM = "FROM apps a JOIN accounts o ON o.id = a.account_id"
 
 
 class ClientAppRow(TypedDict):
-    """A row of `CLIENT_COLUMNS` (flags are the columns' 0 / 1)."""
+    """A row of `CLIENT_COLUMNS`."""
 
     app_id: int
     ownerid: str
     app_name: str
+    owner: str
     version: str
     download_link: str | None
-    enabled: int
+    log_webhook_url: str | None
+    tamper_action: str
+    signing_key: str | None
+    app_secret: str
     app_paused_at: int | None
+    # flags: 0 or 1
+    enabled: int
     hwid_lock: int
     force_hwid: int
+    hash_check: int
+    token_validation: int
+    case_insensitive_usernames: int
+    # numbers
     min_hwid_length: int
     max_hwids: int
     session_seconds: int
     min_username_length: int
-    hash_check: int
-    tamper_action: str
+    chat_history: int
     client_rate_limit: int
     client_rate_window: int
     auth_rate_limit: int
     auth_rate_window: int
-    chat_history: int
-    log_webhook_url: str | None
-    token_validation: int
-    case_insensitive_usernames: int
-    signing_key: str | None
-    app_secret: str
-    owner: str
 
 
 async def find_for_client(db: Executor, ownerid: str, name: str) -> ClientAppRow | None:
