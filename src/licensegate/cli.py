@@ -54,12 +54,17 @@ def _with_database(
 
 
 def _provision(settings: Settings) -> None:
-    """Keys for applications made before they existed (after a migration)."""
+    """Keys for applications made before they existed, and secrets stored in clear before they
+    were sealed (after a migration)."""
     from licensegate.domain.appkeys import provision_all
+    from licensegate.domain.sealed import seal_clear
 
     done = _with_database(settings, provision_all)
     if done:
         print(f"gave {done} application(s) their signing keys", file=sys.stderr)
+    sealed = _with_database(settings, seal_clear)
+    if sealed:
+        print(f"sealed {sealed} secret(s) and session id(s) stored in clear", file=sys.stderr)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:

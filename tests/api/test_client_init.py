@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from licensegate import ids
 from licensegate.clock import MovableClock
 from licensegate.services import Services
 from tests.helpers import CLIENT_PATH, Client, Seller, client_of
@@ -26,9 +27,11 @@ async def test_init_opens_a_session(app: Client, services: Services, clock: Mova
     assert all(isinstance(v, str) for v in body["appinfo"].values())
     assert body["appinfo"]["version"] == "1.0"
     row = await services.db.fetch_one(
-        "SELECT validated, expires_at, ip FROM sessions WHERE id = ?", body["sessionid"]
+        "SELECT validated, expires_at, ip FROM sessions WHERE id = ?", ids.digest(body["sessionid"])
     )
     assert row == {"validated": 0, "expires_at": clock.now() + 21600, "ip": "203.0.113.7"}
+    # Only the id's digest is stored: a copy of the database holds no usable session id.
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM sessions WHERE id = ?", body["sessionid"]) == 0
 
 
 async def test_every_init_gets_a_fresh_random_session(app: Client) -> None:

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from licensegate import ids
 from licensegate.clock import MovableClock
 from licensegate.services import Services
 from tests.helpers import Client, Seller, client_of
@@ -66,7 +67,7 @@ async def test_later_uses_log_the_same_user_in(
     assert info["lastlogin"] == str(clock.now())
     assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 1
     session = await services.db.fetch_one(
-        "SELECT validated, credential FROM sessions WHERE id = ?", again.sessionid
+        "SELECT validated, credential FROM sessions WHERE id = ?", ids.digest(again.sessionid)
     )
     assert session == {"validated": 1, "credential": key}
 
@@ -89,7 +90,7 @@ async def test_client_details_are_recorded_with_the_session(
     )
     row = await services.db.fetch_one(
         "SELECT hwid, os, architecture, device, cpu_cores, ram, client_version FROM sessions WHERE id = ?",
-        app.sessionid,
+        ids.digest(app.sessionid),
     )
     assert row == {
         "hwid": HWID,
@@ -308,15 +309,22 @@ async def test_re_checking_the_same_login_writes_nothing_but_new_details_are_rec
 ) -> None:
     key = await new_key(seller)
     await app.ok("license", key=key, hwid=HWID, os="Linux")
-    before = await services.db.fetch_one("SELECT * FROM sessions WHERE id = ?", app.sessionid)
+    before = await services.db.fetch_one("SELECT * FROM sessions WHERE id = ?", ids.digest(app.sessionid))
     await app.ok("license", key=key, hwid=HWID, os="Linux")
-    assert await services.db.fetch_one("SELECT * FROM sessions WHERE id = ?", app.sessionid) == before
+    assert (
+        await services.db.fetch_one("SELECT * FROM sessions WHERE id = ?", ids.digest(app.sessionid))
+        == before
+    )
     await app.ok("license", key=key, hwid=HWID, os="Windows 11")
     assert (
-        await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", app.sessionid) == "Windows 11"
+        await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", ids.digest(app.sessionid))
+        == "Windows 11"
     )
     await app.ok("license", key=key, hwid=HWID)
-    assert await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", app.sessionid) is None
+    assert (
+        await services.db.fetch_value("SELECT os FROM sessions WHERE id = ?", ids.digest(app.sessionid))
+        is None
+    )
 
 
 async def test_first_use_writes_the_user_token_grants_device_and_session(
@@ -363,7 +371,8 @@ async def test_first_use_writes_the_user_token_grants_device_and_session(
         {"kind": "user", "assigned": key}
     ]
     session = await db.fetch_one(
-        "SELECT validated, user_id, credential, hwid, os, cpu_cores FROM sessions WHERE id = ?", app.sessionid
+        "SELECT validated, user_id, credential, hwid, os, cpu_cores FROM sessions WHERE id = ?",
+        ids.digest(app.sessionid),
     )
     assert session == {
         "validated": 1,
@@ -386,4 +395,4 @@ async def test_a_first_use_whose_name_is_taken_writes_nothing(
     assert await db.fetch_value("SELECT COUNT(*) FROM users") == 1
     assert await db.fetch_value("SELECT COUNT(*) FROM user_hwids") == 0
     assert await db.fetch_value("SELECT COUNT(*) FROM tokens WHERE kind = 'user'") == 1  # adduser's
-    assert await db.fetch_value("SELECT validated FROM sessions WHERE id = ?", app.sessionid) == 0
+    assert await db.fetch_value("SELECT validated FROM sessions WHERE id = ?", ids.digest(app.sessionid)) == 0

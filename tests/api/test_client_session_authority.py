@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from licensegate import ids
 from licensegate.services import Services
 from tests.helpers import Client, Seller, client_of
 
@@ -97,7 +98,7 @@ async def test_a_session_left_over_from_before_a_pause_is_refused_while_paused(
     survivor.sessionid = target.sessionid
     await services.db.execute(
         "INSERT INTO sessions (id, app_id, created_at, expires_at, validated) VALUES (?, ?, 0, ?, 1)",
-        target.sessionid,
+        ids.digest(target.sessionid),
         seller.app_id,
         2**40,
     )

@@ -46,10 +46,11 @@ async def test_addwebhook_with_defaults(seller: Seller, services: Services) -> N
     assert listed == [
         {"webid": body["webid"], "short_baselink": PUBLIC, "useragent": "licensegate", "authed": 1}
     ]
-    # The full URL is kept for the client API's Webhook operation.
+    # The full URL is kept for the client API's Webhook operation, sealed under the deployment key.
     row = await webhook_store.find(services.db, seller.app_id, body["webid"])
     assert row is not None
-    assert row["base_url"] == PUBLIC + "?key=s3cret"
+    assert "s3cret" not in row["base_url"]
+    assert services.secrets.open(row["base_url"], "webhooks.base_url") == PUBLIC + "?key=s3cret"
     assert await webhook_store.find(services.db, seller.app_id, "nope") is None
 
 

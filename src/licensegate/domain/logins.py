@@ -23,7 +23,7 @@ from licensegate.domain.messages import Messages
 from licensegate.domain.sessions import LICENSE_USER
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
-from licensegate.secretbox import SecretBox
+from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import licenses as license_store
 from licensegate.store import logins as store
 from licensegate.store import sessions as session_store
@@ -148,6 +148,7 @@ def info(
 
 async def admit(
     db: Database,
+    box: SecretBox,
     app: ClientApp,
     account: Account,
     client: Client,
@@ -165,7 +166,7 @@ async def admit(
         raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
     await check_blacklist(db, app, client, msg)
     if user["otp_enabled"]:
-        await consume_otp(db, user_id, user["otp_secret"], otp_code, msg, now)
+        await consume_otp(db, box, user_id, user["otp_secret"], otp_code, msg, now)
 
     held = account.hwids
     bind = hwid_to_bind(app, bool(user["user_hwid_lock"]), held, client.hwid, msg)
@@ -215,12 +216,22 @@ async def _log_in(
         await store.record_login(tx, user["user_id"], client.ip, now)
 
 
+OTP_SECRET = "users.otp_secret"  # noqa: S105 (the purpose a user's two-factor secret is sealed for)
+
+
+def open_otp_secret(box: SecretBox, stored: str) -> str:
+    """A user's two-factor secret from its column: sealed, or in clear if stored before secrets
+    were sealed and not yet sealed by `licensegate migrate` (or `serve`)."""
+    return box.open(stored, OTP_SECRET) if is_sealed(stored) else stored
+
+
 async def consume_otp(
-    db: Executor, user_id: int, secret: str, code: str | None, msg: Messages, now: int
+    db: Executor, box: SecretBox, user_id: int, stored: str, code: str | None, msg: Messages, now: int
 ) -> None:
+    """Accept a one-time code of the user's (sealed) secret, once."""
     if not code:
         raise errorcodes.OTP_REQUIRED(msg("otprequired"))
-    step = totp.matching_step(secret, code, now)
+    step = totp.matching_step(open_otp_secret(box, stored), code, now)
     if step is None or not await store.use_otp_step(db, user_id, step):
         raise errorcodes.OTP_INVALID(msg("otpinvalid"))
 
@@ -231,6 +242,7 @@ async def consume_otp(
 async def login(
     db: Database,
     passwords: Passwords,
+    box: SecretBox,
     app: ClientApp,
     client: Client,
     *,
@@ -263,7 +275,7 @@ async def login(
         raise refused
     await guard.succeeded(db, user)
     return await admit(
-        db, app, account, client, credential=user["username"], otp_code=otp_code, msg=msg, now=now
+        db, box, app, account, client, credential=user["username"], otp_code=otp_code, msg=msg, now=now
     )
 
 
@@ -406,7 +418,7 @@ async def license_login(
         return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
-    return await admit(db, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+    return await admit(db, box, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
 
 
 async def _first_use_in_one_statement(
@@ -430,6 +442,7 @@ async def _first_use_in_one_statement(
             app_id=app.id,
             key_id=key_row["id"],
             key=key,
+            key_fold=user_rules.fold(key),
             owner_account_id=key_row["generated_by_account_id"],
             created_by=LICENSE_USER,
             token_hash=token_hash,

@@ -28,7 +28,7 @@ ENCKEY = "sessions.enckey"  # the purpose a session's enckey is sealed for (secr
 
 @dataclass(frozen=True, slots=True)
 class ClientSession:
-    id: str
+    id: str  # the digest of the id the client holds: what the database keys the session by
     user_id: int | None
     credential: str | None
     validated: bool
@@ -66,7 +66,7 @@ async def identify(
         app = await apps.find_for_client(db, ownerid, name)
         await found(app)
         return app, None
-    row = await store.find_with_app(db, session_id[:128]) if session_id else None
+    row = await store.find_with_app(db, ids.digest(session_id[:128])) if session_id else None
     if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
         if name is not None:
             await found(await apps.find_for_client(db, ownerid, name))  # an unknown application is 401
@@ -121,7 +121,7 @@ async def start(
     session_id = ids.session_id()
     await store.start(
         db,
-        session_id=session_id,
+        session_id=ids.digest(session_id),  # the database never holds a usable session id
         app_id=app.id,
         ip=ip,
         now=now,
@@ -173,8 +173,9 @@ async def count_live(db: Executor, app_id: int, now: int) -> tuple[int, int]:
 
 
 async def kill(db: Executor, app_id: int, session_id: str) -> dict[str, Any]:
-    """End one session; returns what it was (credential, ip, validated)."""
-    row = await store.delete(db, app_id, session_id)
+    """End one session, named by the id its client holds or by the digest the listing shows;
+    returns what it was (credential, ip, validated)."""
+    row = await store.delete(db, app_id, session_id, ids.digest(session_id))
     if row is None:
         raise errorcodes.SESSION_NOT_FOUND()
     return {"credential": row["credential"], "ip": row["ip"], "validated": 1 if row["validated"] else 0}

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from licensegate.domain import errorcodes
 from licensegate.domain import messages as catalogue
+from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import apps as app_store
 from licensegate.store import hashes as hash_store
 from licensegate.store import messages as message_store
@@ -229,8 +230,20 @@ class Changed:
     after: dict[str, Any]
 
 
+LOG_WEBHOOK = "apps.log_webhook_url"  # the purpose the log forwarding URL is sealed for
+
+
+def open_secret_url(box: SecretBox, stored: str | None) -> str | None:
+    """A sealed URL setting in clear (in clear already if stored before URLs were sealed and not
+    yet sealed by `licensegate migrate` or `serve`)."""
+    if stored is None or not is_sealed(stored):
+        return stored
+    return box.open(stored, LOG_WEBHOOK)
+
+
 async def update(
     db: Database,
+    box: SecretBox,
     app_id: int,
     *,
     values: Mapping[str, Any],
@@ -250,7 +263,10 @@ async def update(
     async with db.transaction() as tx:
         await app_store.lock(tx, app_id)
         row = await app_row(tx, app_id)
-        changes = {column: value for column, value in checked.items() if row[column] != value}
+        changes = {column: value for column, value in checked.items() if _current(box, row, column) != value}
+        for column, value in changes.items():
+            if BY_COLUMN[column].kind == "secret_url" and value is not None:
+                changes[column] = box.seal(value, LOG_WEBHOOK)
         if changes:
             await app_store.update_settings(tx, app_id, changes, now)
         if CASE_INSENSITIVE in changes:
@@ -295,6 +311,12 @@ async def _rekey_usernames(tx: Executor, app_id: int, *, case_insensitive: bool)
         raise errorcodes.USERNAMES_DIFFER_ONLY_IN_CASE(names="a name registered meanwhile") from None
 
 
+def _current(box: SecretBox, row: Row, column: str) -> Any:
+    if BY_COLUMN[column].kind == "secret_url":
+        return open_secret_url(box, row[column])
+    return row[column]
+
+
 async def list_messages(db: Executor, app_id: int) -> list[dict[str, Any]]:
     overrides = await message_store.for_app(db, app_id)
     return [
@@ -303,10 +325,12 @@ async def list_messages(db: Executor, app_id: int) -> list[dict[str, Any]]:
     ]
 
 
-async def set_message(db: Database, app_id: int, name: str, text: str | None, now: int) -> Changed:
+async def set_message(
+    db: Database, box: SecretBox, app_id: int, name: str, text: str | None, now: int
+) -> Changed:
     """Replace one message; empty text restores the default. `settings` of the answer holds the
     message's new {name, text, default}."""
-    changed = await update(db, app_id, values={}, texts={check_message_name(name): text}, now=now)
+    changed = await update(db, box, app_id, values={}, texts={check_message_name(name): text}, now=now)
     stored = check_message_text(text)
     entry = {"name": name, "text": stored or catalogue.DEFAULTS[name], "default": 0 if stored else 1}
     return Changed(settings=entry, before=changed.before, after=changed.after)

@@ -53,6 +53,7 @@ from licensegate import ids, outbound
 from licensegate.config import Settings
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import ErrorCode
+from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import webhooks as store
 from licensegate.store.database import Executor, Row, UniqueViolation
 
@@ -65,6 +66,16 @@ DEFAULT_USER_AGENT = "licensegate"
 GENERATED_WEBID_LENGTH = 10
 ID_ATTEMPTS = 10
 _WEBID = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_WEBID}}}")
+
+
+BASE_URL = "webhooks.base_url"  # the purpose a webhook's URL is sealed for (it may carry tokens)
+
+
+def _opened(box: SecretBox, row: Row) -> Row:
+    """The webhook's row with its URL in clear (sealed at rest; in clear if stored before URLs
+    were sealed and not yet sealed by `licensegate migrate` or `serve`)."""
+    url: str = row["base_url"]
+    return {**row, "base_url": box.open(url, BASE_URL) if is_sealed(url) else url}
 
 
 def new_webid() -> str:
@@ -118,6 +129,7 @@ async def check_base_url(settings: Settings, url: str) -> None:
 async def add(
     settings: Settings,
     db: Executor,
+    box: SecretBox,
     app_id: int,
     *,
     base_url: str,
@@ -135,31 +147,38 @@ async def add(
         chosen = webid or new_webid()
         try:
             await store.insert(
-                db, app_id=app_id, webid=chosen, base_url=base_url, user_agent=agent, authed=authed, now=now
+                db,
+                app_id=app_id,
+                webid=chosen,
+                base_url=box.seal(base_url, BASE_URL),
+                user_agent=agent,
+                authed=authed,
+                now=now,
             )
         except UniqueViolation:
             continue
         row = await store.find(db, app_id, chosen)
         assert row is not None
-        return row
+        return _opened(box, row)
     if webid is not None:
         raise errorcodes.WEBHOOK_EXISTS(webid=webid)
     raise RuntimeError("no free webhook id after several attempts")
 
 
-async def get(db: Executor, app_id: int, webid: str) -> Row:
+async def get(db: Executor, box: SecretBox, app_id: int, webid: str) -> Row:
+    """The webhook, its URL opened."""
     row = await store.find(db, app_id, webid)
     if row is None:
         raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)
-    return row
+    return _opened(box, row)
 
 
-async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
-    return [shape(row) for row in await store.list_for_app(db, app_id)]
+async def list_all(db: Executor, box: SecretBox, app_id: int) -> list[dict[str, Any]]:
+    return [shape(_opened(box, row)) for row in await store.list_for_app(db, app_id)]
 
 
-async def delete(db: Executor, app_id: int, webid: str) -> Row:
-    before = await get(db, app_id, webid)
+async def delete(db: Executor, box: SecretBox, app_id: int, webid: str) -> Row:
+    before = await get(db, box, app_id, webid)
     if not await store.delete(db, app_id, webid):
         raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)
     return before

@@ -210,10 +210,12 @@ used AS (
     RETURNING k.level, k.duration
 ),
 made AS (
-    INSERT INTO users (id, app_id, username, hwid_lock, created_by, owner_account_id, created_at,
-        last_login_at, last_ip)
-    SELECT n.id, $4::bigint, $2::text, 1, $5::text, $6::bigint, $1::bigint, $1::bigint, $7::text
-    FROM new_user n, used
+    INSERT INTO users (id, app_id, username, username_fold, username_key, hwid_lock, created_by,
+        owner_account_id, created_at, last_login_at, last_ip)
+    SELECT n.id, $4::bigint, $2::text, $20::text,
+        CASE WHEN a.case_insensitive_usernames = 1 THEN $20::text ELSE $2::text END,
+        1, $5::text, $6::bigint, $1::bigint, $1::bigint, $7::text
+    FROM new_user n, used, apps a WHERE a.id = $4::bigint
     RETURNING id
 ),
 counted AS (
@@ -260,6 +262,7 @@ async def first_use_postgres(
     app_id: int,
     key_id: int,
     key: str,
+    key_fold: str,
     owner_account_id: int | None,
     created_by: str,
     token_hash: str,
@@ -291,6 +294,7 @@ async def first_use_postgres(
         max_hwids,
         *details,
         session_id,
+        key_fold,
     )
     assert row is not None
     return row

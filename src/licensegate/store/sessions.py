@@ -53,12 +53,14 @@ async def count_live(db: Executor, app_id: int, now: int) -> tuple[int, int]:
     return int(row["total"]), int(row["validated"])
 
 
-async def delete(db: Executor, app_id: int, session_id: str) -> Row | None:
-    """End one session; returns what it was, or None when the application has no such session."""
+async def delete(db: Executor, app_id: int, *keys: str) -> Row | None:
+    """End the session keyed by one of `keys` (its digest, or what may be one); returns what it
+    was, or None when the application has no such session."""
     # fetch_all runs a RETURNING statement to completion on SQLite.
     rows = await db.fetch_all(
-        "DELETE FROM sessions WHERE id = ? AND app_id = ? RETURNING credential, ip, validated",
-        session_id,
+        f"DELETE FROM sessions WHERE id IN ({', '.join('?' * len(keys))}) AND app_id = ? "
+        "RETURNING credential, ip, validated",
+        *keys,
         app_id,
     )
     return rows[0] if rows else None

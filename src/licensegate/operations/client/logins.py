@@ -60,22 +60,12 @@ async def _with_password(call: ClientCall, way: Literal["register", "login"]) ->
     """register and Login: the same attempt at a username and password, into a new or an existing
     user."""
     username, msg = await _attempt(call)
-    who = (call.db, call.services.passwords, call.app, _client(call))
+    who = (call.db, call.services.passwords, call.services.secrets, call.app, _client(call))
     password = call.args.text("pass")
     if way == "register":
         key, email = call.args.text("key"), call.args.opt_text("email")
         login = await logins.register(
-            call.db,
-            call.services.passwords,
-            call.services.secrets,
-            call.app,
-            _client(call),
-            username=username,
-            password=password,
-            key=key,
-            email=email,
-            msg=msg,
-            now=call.now(),
+            *who, username=username, password=password, key=key, email=email, msg=msg, now=call.now()
         )
     else:
         code = call.args.opt_text("code")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import logs
+from licensegate.domain import logs, settings
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -61,7 +61,7 @@ async def log(call: ClientCall) -> dict[str, Any]:
         ip=call.ip,
         now=now,
     )
-    url = call.app.log_webhook_url
+    url = settings.open_secret_url(call.services.secrets, call.app.log_webhook_url)
     if url:
         payload = logs.discord_message(
             message=message, credential=session.credential, pcuser=pcuser, ip=call.ip, now=now

@@ -36,7 +36,7 @@ async def enable(call: ClientCall) -> dict[str, Any]:
     await call.limit_attempts(f"otp:{_user_id(call)}")
     msg = await call.messages()
     enrolment = await otp.enable(
-        call.db, call.app, _user_id(call), call.args.opt_text("code"), msg, call.now()
+        call.db, call.services.secrets, call.app, _user_id(call), call.args.opt_text("code"), msg, call.now()
     )
     if enrolment is not None:
         return {"message": "Scan the QR code, then confirm with a code.", "2fa": enrolment}
@@ -55,5 +55,5 @@ async def disable(call: ClientCall) -> dict[str, Any]:
     `otp_invalid` (403)."""
     await call.limit_attempts(f"otp:{_user_id(call)}")
     msg = await call.messages()
-    await otp.disable(call.db, _user_id(call), call.args.text("code"), msg, call.now())
+    await otp.disable(call.db, call.services.secrets, _user_id(call), call.args.text("code"), msg, call.now())
     return {"message": "2fa successfully disabled"}

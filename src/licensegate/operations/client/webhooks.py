@@ -61,7 +61,7 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     server does not allow the target), `webhook_timeout`, `webhook_response_too_large` or
     `webhook_failed` (unreachable, too many redirects, undecodable reply); no message names the
     webhook's URL or host."""
-    row = await webhooks.get(call.db, call.app.id, call.args.text("webid"))
+    row = await webhooks.get(call.db, call.services.secrets, call.app.id, call.args.text("webid"))
     if row["authed"]:
         await call.require_logged_in()
     request = webhooks.build_request(

@@ -30,7 +30,8 @@ IP = Param("ip", required=True, max_length=64, doc="an IPv4 or IPv6 address")
         LIMIT,
     ],
     returns={
-        "sessions": "[{id, credential (username or license key, or null before login), created (Unix "
+        "sessions": "[{id (the SHA-256 of the id the client holds, which the database never holds), "
+        "credential (username or license key, or null before login), created (Unix "
         "seconds), expiry (Unix seconds), validated (0/1: logged in), ip}], newest first",
         "count": "total number of sessions listed (all pages)",
     },
@@ -71,7 +72,15 @@ async def count(call: SellerCall) -> dict[str, Any]:
     summary="End Single Session",
     area=AREA,
     mutates=True,
-    params=[Param("sessid", required=True, max_length=64, aliases=("sessionid",), doc="session id")],
+    params=[
+        Param(
+            "sessid",
+            required=True,
+            max_length=64,
+            aliases=("sessionid",),
+            doc="the session: the id its client holds, or the `id` fetchallsessions lists",
+        )
+    ],
     returns={},
 )
 async def kill(call: SellerCall) -> dict[str, Any]:

@@ -180,7 +180,9 @@ async def update_settings(call: SellerCall) -> dict[str, Any]:
     texts = settings.from_keyauth_names(
         {param.name: args.text(param.name) for param in MESSAGE_PARAMS if param.name in args}
     )
-    changed = await settings.update(call.db, call.app_id, values=values, texts=texts, now=call.now())
+    changed = await settings.update(
+        call.db, call.services.secrets, call.app_id, values=values, texts=texts, now=call.now()
+    )
     await call.services.messages.changed(call.app_id)  # every worker's clients see new texts at once
     call.record("settings", before=changed.before, after=changed.after)
     return {"message": "Settings Update Successful", "settings": changed.settings}
@@ -212,7 +214,9 @@ MESSAGE_NAME = Param(
 async def set_message(call: SellerCall) -> dict[str, Any]:
     """Replace the text the client API answers with in one situation (or restore the default)."""
     name = call.args.text("name")
-    changed = await settings.set_message(call.db, call.app_id, name, call.args.opt_text("text"), call.now())
+    changed = await settings.set_message(
+        call.db, call.services.secrets, call.app_id, name, call.args.opt_text("text"), call.now()
+    )
     await call.services.messages.changed(call.app_id)
     call.record(
         f"message:{name}",

@@ -57,6 +57,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
     row = await webhooks.add(
         call.services.settings,
         call.db,
+        call.services.secrets,
         call.app_id,
         base_url=call.args.text("baseurl"),
         user_agent=call.args.opt_text("ua"),
@@ -80,7 +81,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
     never returned."""
     return {
         "message": "Successfully retrieved webhooks",
-        "webhooks": await webhooks.list_all(call.db, call.app_id),
+        "webhooks": await webhooks.list_all(call.db, call.services.secrets, call.app_id),
     }
 
 
@@ -95,7 +96,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete one webhook."""
-    before = await webhooks.delete(call.db, call.app_id, call.args.text("webid"))
+    before = await webhooks.delete(call.db, call.services.secrets, call.app_id, call.args.text("webid"))
     call.record(f"webhook:{before['webid']}", before=webhooks.audit_view(before), after=None)
     return {"message": "Successfully deleted webhook!"}
 
