@@ -12,6 +12,7 @@ from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Refusal
 from licensegate.domain.logins import check_hwid, hwid_to_bind, running_grants
 from licensegate.domain.messages import Messages
+from licensegate.store.logins import GrantRow
 
 APP = ClientApp(
     id=1,
@@ -108,7 +109,7 @@ def test_an_hwid_shorter_than_the_minimum_is_refused() -> None:
 NOW = 1_000_000
 
 
-def grant(expires_at: int, paused_at: int | None = None, sub_paused_at: int | None = None) -> dict[str, Any]:
+def grant(expires_at: int, paused_at: int | None = None, sub_paused_at: int | None = None) -> GrantRow:
     return {
         "subscription": "default",
         "grant_key": "KEY-1",
@@ -136,7 +137,7 @@ def test_an_expired_grant_gives_nothing() -> None:
         grant(NOW - 5, paused_at=NOW - 10),  # paused before it ran out: the time left is kept
     ],
 )
-def test_a_paused_grant_with_time_left_is_frozen_not_running(paused: dict[str, Any]) -> None:
+def test_a_paused_grant_with_time_left_is_frozen_not_running(paused: GrantRow) -> None:
     assert running_grants([paused], APP, NOW) == ([], True)
 
 

@@ -12,6 +12,7 @@ from its balance in the same transaction (domain.team).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -148,7 +149,7 @@ async def generate(db: Database, box: SecretBox, scope: Scope, spec: KeySpec, no
 # --- redemption -------------------------------------------------------------------------------
 
 
-async def redeem(tx: Executor, app_id: int, key_row: Row, user_id: int, now: int) -> bool:
+async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id: int, now: int) -> bool:
     """Mark the key used by this user and grant every subscription of its level.
 
     Run inside the caller's transaction. Returns False, changing nothing, when the key is no

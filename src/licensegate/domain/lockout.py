@@ -25,7 +25,8 @@ from licensegate.domain.errors import RateLimited
 from licensegate.domain.messages import Messages
 from licensegate.ratelimit import RateLimiter
 from licensegate.store import logins as store
-from licensegate.store.database import DatabaseUnavailable, Executor, Row
+from licensegate.store.database import DatabaseUnavailable, Executor
+from licensegate.store.logins import UserRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,7 @@ class Guard:
     limiter: RateLimiter
 
     async def refuse_locked(
-        self, user: Row, hwids: list[str], hwid: str | None, ip: str, msg: Messages, now: int
+        self, user: UserRow, hwids: list[str], hwid: str | None, ip: str, msg: Messages, now: int
     ) -> None:
         """Refuse (429 `rate_limited`, `Retry-After` to the lock's end) while the user is locked,
         unless the attempt comes from one of their HWIDs or their last login's address."""
@@ -62,7 +63,7 @@ class Guard:
             return
         raise RateLimited(until - now, msg("ratelimited"))
 
-    async def failed(self, db: Executor, user: Row, now: int) -> None:
+    async def failed(self, db: Executor, user: UserRow, now: int) -> None:
         """Count a wrong password; the one that reaches the policy's count locks the user. A
         database that can be read but not written (a full disk) still answers the wrong password
         as such; the count resumes when writes do."""
@@ -73,7 +74,7 @@ class Guard:
                     db, user["user_id"], now + self.policy.duration(lockouts), self.policy.failures
                 )
 
-    async def succeeded(self, db: Executor, user: Row) -> None:
+    async def succeeded(self, db: Executor, user: UserRow) -> None:
         """A right password: the count, the lock and the doubling start over."""
         if user["failed_logins"] or user["lockouts"] or user["locked_until"] is not None:
             await store.clear_lockout(db, user["user_id"])

@@ -9,8 +9,9 @@ cannot redeem a key twice or bind two devices where one is allowed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 import orjson
 
@@ -29,7 +30,8 @@ from licensegate.store import logins as store
 from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
-from licensegate.store.database import Database, Executor, Row, UniqueViolation
+from licensegate.store.database import Database, Executor, UniqueViolation
+from licensegate.store.logins import AccountRow, GrantRow, KeyRow, UserRow
 from licensegate.store.sessions import LoginRecord
 
 
@@ -48,18 +50,26 @@ class Client:
 class Account:
     """A user as a login sees them: their own columns, their HWIDs and their grants."""
 
-    user: Row
+    user: UserRow
     hwids: list[str]
-    grants: list[Row]
+    grants: list[GrantRow]
 
 
-def account_of(rows: list[Row]) -> Account | None:
+def account_of(rows: Sequence[AccountRow]) -> Account | None:
     """From the rows of `store.logins.user_by_name` / `key_with_user` (one per grant)."""
     if not rows or rows[0]["user_id"] is None:
         return None
     first = rows[0]
-    grants = [row for row in rows if row["expires_at"] is not None]
+    grants = cast("list[GrantRow]", [row for row in rows if row["expires_at"] is not None])
     return Account(first, orjson.loads(first["hwids"]), grants)
+
+
+class LastLogin(TypedDict):
+    """What recording a login reads of its user (a `UserRow` holds it)."""
+
+    user_id: int
+    last_login_at: int | None
+    last_ip: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +116,7 @@ async def check_blacklist(db: Executor, app: ClientApp, client: Client, msg: Mes
         raise errorcodes.BLACKLISTED(msg("hwidblacked"))
 
 
-def running_grants(grants: list[Row], app: ClientApp, now: int) -> tuple[list[dict[str, Any]], bool]:
+def running_grants(grants: Sequence[GrantRow], app: ClientApp, now: int) -> tuple[list[dict[str, Any]], bool]:
     """The subscription entries of grants that give access now, and whether any grant with time
     left is frozen by a pause (of the user, its subscription or the application)."""
     entries: list[dict[str, Any]] = []
@@ -190,7 +200,7 @@ async def admit(
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
 
 
-def _login_to_record(user: Row | dict[str, Any], client: Client, now: int) -> bool:
+def _login_to_record(user: LastLogin, client: Client, now: int) -> bool:
     # Nothing to write when this same second's login from this address is already recorded.
     return bool(user["last_login_at"] != now or user["last_ip"] != client.ip)
 
@@ -208,9 +218,7 @@ async def _validate(db: Executor, user_id: int, client: Client, credential: str)
     )
 
 
-async def _log_in(
-    tx: Executor, user: Row | dict[str, Any], client: Client, credential: str, now: int
-) -> None:
+async def _log_in(tx: Executor, user: LastLogin, client: Client, credential: str, now: int) -> None:
     await _validate(tx, user["user_id"], client, credential)
     if _login_to_record(user, client, now):
         await store.record_login(tx, user["user_id"], client.ip, now)
@@ -226,12 +234,12 @@ def open_otp_secret(box: SecretBox, stored: str) -> str:
 
 
 async def consume_otp(
-    db: Executor, box: SecretBox, user_id: int, stored: str, code: str | None, msg: Messages, now: int
+    db: Executor, box: SecretBox, user_id: int, stored: str | None, code: str | None, msg: Messages, now: int
 ) -> None:
     """Accept a one-time code of the user's (sealed) secret, once."""
     if not code:
         raise errorcodes.OTP_REQUIRED(msg("otprequired"))
-    step = totp.matching_step(open_otp_secret(box, stored), code, now)
+    step = None if stored is None else totp.matching_step(open_otp_secret(box, stored), code, now)
     if step is None or not await store.use_otp_step(db, user_id, step):
         raise errorcodes.OTP_INVALID(msg("otpinvalid"))
 
@@ -279,7 +287,7 @@ async def login(
     )
 
 
-async def _user_rows(db: Executor, app: ClientApp, username: str) -> list[Row]:
+async def _user_rows(db: Executor, app: ClientApp, username: str) -> list[AccountRow]:
     """`store.user_by_name` by the name a client gave, compared by the application's rule (NFKC,
     and case-folded where it asks). A name stored before names were normalised is still found
     by its exact spelling."""
@@ -293,7 +301,7 @@ async def _user_rows(db: Executor, app: ClientApp, username: str) -> list[Row]:
 # --- register and License Login: redeeming a key --------------------------------------------
 
 
-async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Messages) -> tuple[Row, Account | None]:
+async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Messages) -> tuple[KeyRow, Account | None]:
     """The key (not banned) and, when it was redeemed and its user still exists, that user."""
     rows = await store.key_with_user(db, app.id, key)
     if not rows:
@@ -317,7 +325,7 @@ async def _redeem_into_new_user(
     db: Database,
     box: SecretBox,
     app: ClientApp,
-    key_row: Row,
+    key_row: KeyRow,
     client: Client,
     new_user: NewUser,
     *,
@@ -353,7 +361,7 @@ async def _redeem_into_new_user(
                 raise errorcodes.KEY_USED(msg("keyused"))
             if client.hwid is not None:
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
-            user = {"user_id": user_id, "last_login_at": None, "last_ip": None}
+            user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
             await _log_in(tx, user, client, username, now)
             grants = await store.grants(tx, user_id)
     except NotFound as exc:
@@ -425,7 +433,7 @@ async def _first_use_in_one_statement(
     db: Database,
     box: SecretBox,
     app: ClientApp,
-    key_row: Row,
+    key_row: KeyRow,
     client: Client,
     *,
     key: str,
@@ -460,7 +468,9 @@ async def _first_use_in_one_statement(
         if row["no_subscription"]:
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
         raise errorcodes.KEY_USED(msg("keyused"))
-    grants = [{**grant, "grant_key": key} for grant in orjson.loads(row["grants"] or "[]")]
+    grants = cast(
+        "list[GrantRow]", [{**grant, "grant_key": key} for grant in orjson.loads(row["grants"] or "[]")]
+    )
     entries, _ = running_grants(grants, app, now)
     return Login(row["user_id"], key, info(key, now, entries, client, client.hwid or "", now))
 

@@ -3,6 +3,8 @@ bring everything a login decides on in as few round trips as possible, and its w
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 
 _USER_COLUMNS = (
@@ -27,25 +29,89 @@ _GRANT_JOINS = (
 )
 
 
+class UserRow(TypedDict):
+    """A user as a login reads them (`_USER_COLUMNS`) with their HWIDs (`hwids`, a JSON array)."""
+
+    user_id: int
+    username: str
+    password_hash: str | None
+    user_banned: str | None
+    created_at: int
+    created_by: str
+    user_hwid_lock: int
+    otp_enabled: int
+    otp_secret: str | None
+    otp_last_step: int | None
+    last_login_at: int | None
+    last_ip: str | None
+    failed_logins: int
+    locked_until: int | None
+    lockouts: int
+    hwids: str
+
+
+class GrantRow(TypedDict):
+    """One grant (`_GRANT_COLUMNS`): its subscription, both pauses, its expiry and the key that made it."""
+
+    subscription: str
+    sub_paused_at: int | None
+    expires_at: int
+    paused_at: int | None
+    grant_key: str | None
+
+
+class AccountRow(UserRow):
+    """A row of `user_by_name`: the user and one of their grants, whose columns are all None on
+    the single row of a user who has none."""
+
+    subscription: str | None
+    sub_paused_at: int | None
+    expires_at: int | None
+    paused_at: int | None
+    grant_key: str | None
+
+
+class KeyRow(AccountRow):
+    """A row of `key_with_user`: the key, then (None while `used_by_user_id` is None) its user."""
+
+    id: int
+    key: str
+    level: str
+    duration: int
+    status: str
+    banned_reason: str | None
+    used_by_user_id: int | None
+    generated_by_account_id: int | None
+
+
+class FirstUse(TypedDict):
+    """What `first_use_postgres` answers."""
+
+    user_id: int | None
+    no_subscription: bool
+    grants: str | None  # JSON: the new grants, without their key
+
+
 def _hwids(db: Executor) -> str:
     return f"COALESCE({_HWIDS[db.dialect]}, '[]') AS hwids"
 
 
-async def user_by_name(db: Executor, app_id: int, key: str) -> list[Row]:
+async def user_by_name(db: Executor, app_id: int, key: str) -> list[AccountRow]:
     """Everything a login decides on about a user, in one round trip: the user, their HWIDs
     and their grants (one row per grant). Empty when no user has this `username_key`."""
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         f"SELECT {_USER_COLUMNS}, {_hwids(db)}, {_GRANT_COLUMNS} FROM users u {_GRANT_JOINS} "
         "WHERE u.app_id = ? AND u.username_key = ? ORDER BY us.id",
         app_id,
         key,
     )
+    return cast("list[AccountRow]", rows)
 
 
-async def key_with_user(db: Executor, app_id: int, key: str) -> list[Row]:
+async def key_with_user(db: Executor, app_id: int, key: str) -> list[KeyRow]:
     """The license key and, if it was redeemed, the user it made with their HWIDs and grants, in
     one round trip (one row per grant). Empty when no such key exists."""
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         "SELECT k.id, k.key, k.level, k.duration, k.status, k.banned_reason, k.used_by_user_id, "
         f"k.generated_by_account_id, {_USER_COLUMNS}, {_hwids(db)}, {_GRANT_COLUMNS} "
         f"FROM license_keys k LEFT JOIN users u ON u.id = k.used_by_user_id {_GRANT_JOINS} "
@@ -53,17 +119,19 @@ async def key_with_user(db: Executor, app_id: int, key: str) -> list[Row]:
         app_id,
         key,
     )
+    return cast("list[KeyRow]", rows)
 
 
-async def grants(db: Executor, user_id: int) -> list[Row]:
+async def grants(db: Executor, user_id: int) -> list[GrantRow]:
     """Every grant of the user with what decides whether it is running: its expiry, its own pause
     and its subscription's pause; and the key that made it."""
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         f"SELECT {_GRANT_COLUMNS} FROM user_subscriptions us "
         "JOIN subscriptions s ON s.id = us.subscription_id "
         "LEFT JOIN license_keys gk ON gk.id = us.key_id WHERE us.user_id = ? ORDER BY us.id",
         user_id,
     )
+    return cast("list[GrantRow]", rows)
 
 
 async def lock_user(db: Executor, user_id: int) -> None:
@@ -273,7 +341,7 @@ async def first_use_postgres(
     details: tuple[object, ...],
     ip: str,
     now: int,
-) -> Row:
+) -> FirstUse:
     """Redeem an unused key into a new user named by it, grant the key's subscriptions, bind the
     HWID, issue the user's token and log the session in: one statement on PostgreSQL. Returns
     `user_id` (None: nothing was written, because the key was redeemed or banned meanwhile, or
@@ -297,4 +365,4 @@ async def first_use_postgres(
         key_fold,
     )
     assert row is not None
-    return row
+    return cast("FirstUse", row)
