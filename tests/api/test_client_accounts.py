@@ -66,7 +66,7 @@ async def test_register_refusals(app: Client, seller: Seller, services: Services
     await seller.ok("ban", key=second, reason="refund")
     await app.fails("register", 403, "key_banned", key=second, **creds("carl", "pw"))
     await app.fails("register", 400, "username_not_allowed", key=key, **creds("all", "pw"))
-    await services.db.execute("UPDATE apps SET min_username_length = 5 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", minusernamelength=5)
     await app.fails("register", 400, "username_too_short", key=key, **creds("abc", "pw"))
     await app.fails("register", 400, "invalid_email", key=key, email="nope", **creds("carla", "pw"))
     await app.fails("register", 400, "missing_parameter", key=key, username="carla")
@@ -142,7 +142,7 @@ async def test_login_hwid_and_subscription_rules(app: Client, seller: Seller, cl
 async def test_login_attempts_are_rate_limited_per_username_and_address(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute("UPDATE apps SET auth_rate_limit = 3 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", authratelimit=3)
     for _ in range(3):
         await app.fails("login", 403, "invalid_credentials", **creds("target", "guess"))
     response = await app.call("login", **creds("target", "guess"))
@@ -197,7 +197,7 @@ async def test_upgrade_refusals_and_their_statuses(app: Client, seller: Seller, 
     await app.init()
     await app.fails("upgrade", 403, "user_banned", username="ivy", key=fresh)
     await app.fails("upgrade", 400, "missing_parameter", username="ivy")
-    await services.db.execute("UPDATE apps SET auth_rate_limit = 1 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", authratelimit=1)
     await app.fails("upgrade", 404, "key_not_found", username="zed", key="k")
     response = await app.call("upgrade", username="zed", key="k")
     assert (response.status_code, response.json()["error"]) == (429, "rate_limited")

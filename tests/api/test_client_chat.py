@@ -155,7 +155,7 @@ async def test_a_throttled_chatfetch_is_429_with_retry_after(
     app: Client, seller: Seller, services: Services
 ) -> None:
     # The fixture's own calls count too: the limit is reached within a few calls.
-    await services.db.execute("UPDATE apps SET client_rate_limit = 5 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", clientratelimit=5)
     for _ in range(5):
         response = await app.call("chatfetch", channel="general")
         if response.status_code != 200:
@@ -184,7 +184,7 @@ async def test_chatfetch_shows_a_shortened_history_at_once(
 ) -> None:
     for n in range(4):
         await seller.ok("chatpost", channel="general", message=f"m{n}")
-    await services.db.execute("UPDATE apps SET chat_history = 2 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", chathistory=2)
     assert [m["message"] for m in (await app.ok("chatfetch", channel="general"))["messages"]] == ["m2", "m3"]
 
 
@@ -304,7 +304,7 @@ async def test_a_deleted_user_cannot_send(app: Client, seller: Seller) -> None:
 
 
 async def test_chatsend_keeps_the_newest_messages(app: Client, seller: Seller, services: Services) -> None:
-    await services.db.execute("UPDATE apps SET chat_history = 3 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", chathistory=3)
     for n in range(5):
         await app.ok("chatsend", channel="general", message=f"m{n}")
     assert [m["message"] for m in (await app.ok("chatfetch", channel="general"))["messages"]] == [

@@ -16,9 +16,7 @@ RACERS = 50
 
 
 async def racers(seller: Seller, services: Services) -> list[Client]:
-    await services.db.execute(
-        "UPDATE apps SET auth_rate_limit = 10000, client_rate_limit = 10000 WHERE id = ?", seller.app_id
-    )
+    await seller.ok("updatesettings", authratelimit=10000, clientratelimit=10000)
     clients = [client_of(seller) for _ in range(RACERS)]
     await asyncio.gather(*(c.init() for c in clients))
     return clients

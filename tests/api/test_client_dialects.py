@@ -164,7 +164,7 @@ async def test_unknown_applications_and_bad_requests_are_signed_with_the_deploym
 
 
 async def test_rate_limits_stay_429_and_are_signed(app: App, dialect: lg.Dialect, services: Services) -> None:
-    await services.db.execute("UPDATE apps SET client_rate_limit = 2 WHERE id = ?", app.seller.app_id)
+    await app.seller.ok("updatesettings", clientratelimit=2)
     program = app.client(dialect)
     await program.init()
     await program.check()

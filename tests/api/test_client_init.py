@@ -65,10 +65,7 @@ async def test_only_post_is_accepted(app: Client, client: httpx.AsyncClient) -> 
 async def test_version_mismatch_sends_the_download_link(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute(
-        "UPDATE apps SET version = '2.0', download_link = 'https://example.invalid/get' WHERE id = ?",
-        seller.app_id,
-    )
+    await seller.ok("updatesettings", ver="2.0", download="https://example.invalid/get")
     body = await app.fails("init", 403, "version_mismatch", ver="1.0")
     assert body["message"] == "invalidver"  # KeyAuth clients compare with this literal
     assert body["download"] == "https://example.invalid/get"
@@ -79,28 +76,24 @@ async def test_version_mismatch_sends_the_download_link(
 async def test_disabled_and_paused_applications_are_refused(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute("UPDATE apps SET enabled = 0 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", enabled=0)
     body = await app.fails("init", 403, "app_disabled")
     assert body["message"] == "This application is disabled"
-    await services.db.execute("UPDATE apps SET enabled = 1, paused_at = 1 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", enabled=1)
+    await seller.ok("pauseapp")
     await app.fails("init", 403, "app_paused")
 
 
 async def test_custom_messages_replace_the_defaults(app: Client, seller: Seller, services: Services) -> None:
-    await services.db.execute(
-        "INSERT INTO app_messages (app_id, name, text) VALUES (?, 'appdisabled', 'Closed for repairs')",
-        seller.app_id,
-    )
-    await services.db.execute("UPDATE apps SET enabled = 0 WHERE id = ?", seller.app_id)
+    await seller.ok("setmessage", name="appdisabled", text="Closed for repairs")
+    await seller.ok("updatesettings", enabled=0)
     assert (await app.fails("init", 403, "app_disabled"))["message"] == "Closed for repairs"
 
 
 async def test_program_hash_check_and_tamper_log(app: Client, seller: Seller, services: Services) -> None:
     db = services.db
-    await db.execute("UPDATE apps SET hash_check = 1 WHERE id = ?", seller.app_id)
-    await db.execute(
-        "INSERT INTO app_hashes (app_id, hash, created_at) VALUES (?, 'abc123', 1)", seller.app_id
-    )
+    await seller.ok("updatesettings", hashcheck=1)
+    await seller.ok("addhash", hash="abc123")
     await app.ok("init", hash="abc123")
     await app.fails("init", 403, "hash_mismatch", hash="evil")
     await app.fails("init", 403, "hash_mismatch")
@@ -113,7 +106,7 @@ async def test_program_hash_check_and_tamper_log(app: Client, seller: Seller, se
 async def test_application_rate_limit_is_429_with_retry_after(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute("UPDATE apps SET client_rate_limit = 3 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", clientratelimit=3)
     for _ in range(3):
         await app.ok("init")
     response = await app.call("init")

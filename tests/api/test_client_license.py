@@ -151,7 +151,7 @@ async def test_hwid_lock_binds_the_first_hwid_and_refuses_others(app: Client, se
 async def test_more_hwids_only_as_the_application_allows(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute("UPDATE apps SET max_hwids = 2 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", maxhwids=2)
     key = await new_key(seller)
     await app.ok("license", key=key, hwid=HWID)
     await app.ok("license", key=key, hwid=OTHER_HWID)
@@ -160,7 +160,7 @@ async def test_more_hwids_only_as_the_application_allows(
 
 
 async def test_hwid_lock_off_accepts_any_machine(app: Client, seller: Seller, services: Services) -> None:
-    await services.db.execute("UPDATE apps SET hwid_lock = 0 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", hwidcheck=0)
     key = await new_key(seller)
     await app.ok("license", key=key, hwid=HWID)
     await app.ok("license", key=key, hwid=OTHER_HWID)
@@ -168,9 +168,7 @@ async def test_hwid_lock_off_accepts_any_machine(app: Client, seller: Seller, se
 
 
 async def test_hwid_length_and_presence_rules(app: Client, seller: Seller, services: Services) -> None:
-    await services.db.execute(
-        "UPDATE apps SET min_hwid_length = 20, force_hwid = 1 WHERE id = ?", seller.app_id
-    )
+    await seller.ok("updatesettings", minhwid=20, forcehwid=1)
     key = await new_key(seller)
     body = await app.fails("license", 400, "hwid_too_short", key=key, hwid="short")
     assert "20" in body["message"]
@@ -256,7 +254,7 @@ async def test_a_key_of_a_level_without_subscription_is_refused(app: Client, sel
 async def test_a_throttled_attempt_is_403_rate_limited_with_retry_after(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute("UPDATE apps SET auth_rate_limit = 2 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", authratelimit=2)
     await app.fails("license", 403, "key_not_found", key="guess-1")
     await app.fails("license", 403, "key_not_found", key="guess-1")
     response = await app.call("license", key="guess-1")
@@ -269,9 +267,7 @@ async def test_a_throttled_attempt_is_403_rate_limited_with_retry_after(
 async def test_license_login_answers_only_its_documented_statuses(
     app: Client, seller: Seller, services: Services
 ) -> None:
-    await services.db.execute(
-        "UPDATE apps SET auth_rate_limit = 1, client_rate_limit = 5 WHERE id = ?", seller.app_id
-    )
+    await seller.ok("updatesettings", authratelimit=1, clientratelimit=5)
     seen = set()
     for params in (
         {},

@@ -117,10 +117,8 @@ async def limited(
 async def test_requests_refused_for_their_address_do_not_use_up_the_application_limit(
     db_url: str, tmp_path: Path, limiter_backend: str
 ) -> None:
-    async with limited(db_url, tmp_path, limiter_backend, client_address_limit=4) as (services, addresses):
-        await services.db.execute(
-            "UPDATE apps SET client_rate_limit = 10 WHERE id = ?", addresses.seller.app_id
-        )
+    async with limited(db_url, tmp_path, limiter_backend, client_address_limit=4) as (_services, addresses):
+        await addresses.seller.ok("updatesettings", clientratelimit=10)
         abuser = addresses.client("198.51.100.66")
         assert await statuses(abuser, "init", 30) == [200] * 4 + [429] * 26
         # The application's ceiling (10) saw only the abuser's 4 allowed requests.

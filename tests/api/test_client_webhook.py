@@ -257,7 +257,7 @@ async def test_a_throttled_webhook_is_403_rate_limited(
     app: Client, seller: Seller, services: Services, target: LocalServer
 ) -> None:
     await add_hook(seller, target.url("/hook"))
-    await services.db.execute("UPDATE apps SET client_rate_limit = 4 WHERE id = ?", seller.app_id)
+    await seller.ok("updatesettings", clientratelimit=4)
     statuses = [(await app.call("webhook", webid="hook")).status_code for _ in range(4)]
     response = await app.call("webhook", webid="hook")
     assert (response.status_code, response.json()["error"]) == (403, "rate_limited")
