@@ -2,8 +2,8 @@
 keep those tests off every other network.
 
 `LocalServer` runs in a thread and answers each path with a configured `Reply` (status, headers,
-body; optionally slow to start, slow to send, or without a Content-Length), and records every
-request it receives.
+body; optionally slow to start, held until the test releases it, slow to send, or without a
+Content-Length), and records every request it receives and every reply it starts.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before the status line
+    # Held: no status line until the test sets this event (or `hold_at_most` seconds pass, so a
+    # test that never releases it still ends).
+    held: threading.Event | None = None
+    hold_at_most: float = 8.0
     trickle: float = 0.0  # seconds between single bytes of the body
     chunked: bool = False  # no Content-Length: send the body in chunks
 
@@ -75,6 +79,11 @@ class _Handler(BaseHTTPRequestHandler):
         reply = owner.routes.get(self.path.split("?", 1)[0], Reply(404, b"no such path"))
         if reply.delay and owner.stopping.wait(reply.delay):
             return
+        if reply.held is not None:
+            reply.held.wait(reply.hold_at_most)
+            if owner.stopping.is_set():
+                return
+        owner.answered.append(self.path)
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -113,6 +122,7 @@ class LocalServer:
     def __init__(self, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
         self.routes: dict[str, Reply] = {}
         self.requests: list[Seen] = []
+        self.answered: list[str] = []  # paths whose reply has begun, in order
         self.stopping = threading.Event()
         server_class = _IPv6Server if ":" in host else _Server
         self._server = server_class((host, 0), _Handler)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -235,12 +235,14 @@ async def test_a_refused_target_is_never_contacted(
 async def test_the_answer_does_not_wait_for_a_slow_forwarding_url(
     app: Client, seller: Seller, services: Services, web: LocalServer
 ) -> None:
-    web.reply("/slow", status=204, delay=2)
+    release = threading.Event()
+    web.reply("/slow", status=204, held=release)
     await seller.ok("updatesettings", webhook=web.url("/slow"))
-    started = time.monotonic()
     await app.ok("log", message="fast please")
-    assert time.monotonic() - started < 1.0
+    # Answered while the forwarding URL still held its reply: the forwarding is still under way.
+    assert web.answered == []
     assert services.background.pending == 1
+    release.set()
     await services.background.drain()
     assert services.background.pending == 0
     assert [f["embeds"][0]["title"] for f in forwarded(web)] == ["Log: fast please"]
@@ -291,10 +293,8 @@ async def test_background_drain_cancels_what_outlasts_it() -> None:
         finished.append(True)
 
     background.run_later(attempt, what="a slow job")
-    started = time.monotonic()
     await background.drain(within=0.1)
-    assert time.monotonic() - started < 2
-    assert background.pending == 0
+    assert background.pending == 0  # cancelled, not waited for: the job would take 30 s
     assert finished == []
 
 
