@@ -8,7 +8,9 @@ from typing import Any
 
 import httpx
 
+from licensegate.domain import users
 from licensegate.domain.apps import create_application
+from licensegate.domain.permissions import Scope
 from licensegate.services import Services
 
 SELLER_PATH = "/api/seller/"
@@ -119,3 +121,39 @@ class Client:
 
 def client_of(seller: Seller) -> Client:
     return Client(seller.http, seller.ownerid, seller.name)
+
+
+# --- set-ups through the domain -----------------------------------------------------------------
+
+
+async def make_user(
+    services: Services,
+    app_id: int,
+    username: str,
+    *,
+    sub: str = "default",
+    days: float = 30,
+    password: str | None = None,
+    scope: Scope | None = None,
+) -> int:
+    """A user as `adduser` makes one (one grant of `sub` for `days`, no audit entry); its id."""
+    scope = scope or Scope(app_id)
+    await users.create(
+        services.db,
+        services.passwords,
+        services.secrets,
+        scope,
+        username=username,
+        sub_name=sub,
+        days=days,
+        password=password,
+        email=None,
+        hwid_lock=True,
+        now=services.clock.now(),
+    )
+    return await user_id_of(services, app_id, username)
+
+
+async def user_id_of(services: Services, app_id: int, username: str) -> int:
+    found: int = (await users.get(services.db, Scope(app_id), username))["id"]
+    return found

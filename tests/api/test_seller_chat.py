@@ -10,26 +10,11 @@ from licensegate.clock import MovableClock
 from licensegate.domain import chat
 from licensegate.domain.errors import Conflict, Forbidden, Invalid, NotFound, RateLimited
 from licensegate.services import Services
-from tests.helpers import Seller, create_seller
+from tests.helpers import Seller, create_seller, make_user
 
 pytestmark = pytest.mark.anyio
 
 START = 1_800_000_000  # the movable clock's starting time
-
-
-async def add_user(services: Services, app_id: int, username: str) -> int:
-    """A bare user row (the user operations have their own tests)."""
-    user_id: int = await services.db.fetch_value(
-        "INSERT INTO users (app_id, username, created_at) VALUES (?, ?, ?) RETURNING id",
-        app_id,
-        username,
-        services.clock.now(),
-    )
-    return user_id
-
-
-async def set_history(services: Services, app_id: int, kept: int) -> None:
-    await services.db.execute("UPDATE apps SET chat_history = ? WHERE id = ?", kept, app_id)
 
 
 async def message_count(services: Services) -> int:
@@ -155,7 +140,7 @@ async def test_chatpost_failures(seller: Seller) -> None:
 
 
 async def test_a_channel_keeps_only_the_newest_messages(seller: Seller, services: Services) -> None:
-    await set_history(services, seller.app_id, 3)
+    await seller.ok("updatesettings", chathistory=3)
     await seller.ok("addchannel", name="general")
     await seller.ok("addchannel", name="quiet")
     await seller.ok("chatpost", channel="quiet", message="untouched")
@@ -181,8 +166,8 @@ async def test_the_default_history_is_fifty_messages(seller: Seller, services: S
 
 
 async def test_muteuser_and_fetchallmutes(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "zoe")
-    await add_user(services, seller.app_id, "amy")
+    await make_user(services, seller.app_id, "zoe")
+    await make_user(services, seller.app_id, "amy")
     assert await seller.ok("fetchallmutes") == {
         "success": True,
         "message": "Successfully retrieved mutes",
@@ -200,7 +185,7 @@ async def test_muteuser_and_fetchallmutes(seller: Seller, services: Services) ->
 async def test_muting_again_replaces_the_end_time(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
-    await add_user(services, seller.app_id, "zoe")
+    await make_user(services, seller.app_id, "zoe")
     await seller.ok("muteuser", user="zoe", time=3600)
     clock.advance(100)
     await seller.ok("muteuser", user="zoe", time=10)
@@ -208,7 +193,7 @@ async def test_muting_again_replaces_the_end_time(
 
 
 async def test_muteuser_failures(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "zoe")
+    await make_user(services, seller.app_id, "zoe")
     await seller.fails("muteuser", 404, "user_not_found", user="nobody", time=60)
     await seller.fails("muteuser", 400, "missing_parameter", user="zoe")
     await seller.fails("muteuser", 400, "number_out_of_range", user="zoe", time=0)
@@ -218,7 +203,7 @@ async def test_muteuser_failures(seller: Seller, services: Services) -> None:
 
 
 async def test_a_mute_ends_at_its_end_time(seller: Seller, services: Services, clock: MovableClock) -> None:
-    user_id = await add_user(services, seller.app_id, "zoe")
+    user_id = await make_user(services, seller.app_id, "zoe")
     await seller.ok("muteuser", user="zoe", time=60)
     clock.advance(59)
     assert await chat.mute_end(services.db, seller.app_id, user_id, clock.now()) == START + 60
@@ -230,7 +215,7 @@ async def test_a_mute_ends_at_its_end_time(seller: Seller, services: Services, c
 
 
 async def test_unmuteuser(seller: Seller, services: Services) -> None:
-    user_id = await add_user(services, seller.app_id, "zoe")
+    user_id = await make_user(services, seller.app_id, "zoe")
     await seller.ok("muteuser", user="zoe", time=600)
     body = await seller.ok("unmuteuser", user="zoe")
     assert body == {"success": True, "message": "Successfully unmuted user!"}
@@ -244,7 +229,7 @@ async def test_unmuteuser(seller: Seller, services: Services) -> None:
 async def test_mutes_belong_to_one_application(
     seller: Seller, services: Services, client: httpx.AsyncClient
 ) -> None:
-    await add_user(services, seller.app_id, "zoe")
+    await make_user(services, seller.app_id, "zoe")
     other = await create_seller(services, client, owner="other", name="other app")
     await other.fails("muteuser", 404, "user_not_found", user="zoe", time=60)
     await seller.ok("muteuser", user="zoe", time=60)
@@ -264,8 +249,8 @@ async def test_a_user_message_honours_the_channel_delay(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
     db = services.db
-    user_id = await add_user(services, seller.app_id, "zoe")
-    other_id = await add_user(services, seller.app_id, "amy")
+    user_id = await make_user(services, seller.app_id, "zoe")
+    other_id = await make_user(services, seller.app_id, "amy")
     await seller.ok("addchannel", name="general", delay=30)
     await chat.send_as_user(
         db, seller.app_id, "general", user_id=user_id, username="zoe", message="hi", now=clock.now()
@@ -297,7 +282,7 @@ async def test_a_muted_user_cannot_send_until_the_mute_ends(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
     db = services.db
-    user_id = await add_user(services, seller.app_id, "zoe")
+    user_id = await make_user(services, seller.app_id, "zoe")
     await seller.ok("addchannel", name="general")
     await seller.ok("muteuser", user="zoe", time=100)
     clock.advance(99)
@@ -317,8 +302,8 @@ async def test_user_messages_are_checked_and_pruned(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
     db = services.db
-    user_id = await add_user(services, seller.app_id, "zoe")
-    await set_history(services, seller.app_id, 2)
+    user_id = await make_user(services, seller.app_id, "zoe")
+    await seller.ok("updatesettings", chathistory=2)
     await seller.ok("addchannel", name="general")
 
     async def send(message: str, **options: int) -> None:
@@ -356,13 +341,13 @@ async def test_user_messages_are_checked_and_pruned(
 async def test_unmute_of_an_unknown_user_and_a_conflict_are_typed(seller: Seller, services: Services) -> None:
     with pytest.raises(NotFound):
         await chat.unmute(services.db, seller.app_id, "nobody", services.clock.now())
-    await add_user(services, seller.app_id, "zoe")
+    await make_user(services, seller.app_id, "zoe")
     with pytest.raises(Conflict):
         await chat.unmute(services.db, seller.app_id, "zoe", services.clock.now())
 
 
 async def test_the_audit_log_records_chat_changes(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "zoe")
+    await make_user(services, seller.app_id, "zoe")
     await seller.ok("addchannel", name="general", delay=5)
     await seller.ok("editchan", name="general", delay=9)
     await seller.ok("chatpost", channel="general", message="hello")

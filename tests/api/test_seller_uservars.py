@@ -6,23 +6,12 @@ import httpx
 import pytest
 
 from licensegate.services import Services
-from tests.helpers import Seller, create_seller
+from tests.helpers import Seller, create_seller, make_user
 
 pytestmark = pytest.mark.anyio
 
 # Characters a query string must escape, non-Latin text and surrounding spaces (data is not stripped).
 TRICKY = "  héllo wörld ✓ 日本 a&b=c+d%20?x#y/z\\ 'q' \"d\"  "
-
-
-async def add_user(services: Services, app_id: int, username: str) -> int:
-    """Create a user directly (the user operations have their own tests)."""
-    user_id: int = await services.db.fetch_value(
-        "INSERT INTO users (app_id, username, created_at) VALUES (?, ?, ?) RETURNING id",
-        app_id,
-        username,
-        services.clock.now(),
-    )
-    return user_id
 
 
 async def var_rows(services: Services, app_id: int) -> int:
@@ -34,7 +23,7 @@ async def var_rows(services: Services, app_id: int) -> int:
 
 
 async def test_setvar_creates_a_variable_that_getvar_reads(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     body = await seller.ok("setvar", user="alice", var="color", data="blue")
     assert body == {"success": True, "message": "Successfully set variable!", "updated": 1}
     got = await seller.ok("getvar", user="alice", var="color")
@@ -47,7 +36,7 @@ async def test_setvar_creates_a_variable_that_getvar_reads(seller: Seller, servi
 
 
 async def test_setvar_replaces_an_existing_value_in_place(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.ok("setvar", user="alice", var="color", data="blue")
     assert (await seller.ok("setvar", user="alice", var="color", data="red"))["updated"] == 1
     assert (await seller.ok("getvar", user="alice", var="color"))["response"] == "red"
@@ -56,7 +45,7 @@ async def test_setvar_replaces_an_existing_value_in_place(seller: Seller, servic
 
 async def test_setvar_with_all_sets_the_variable_for_every_user(seller: Seller, services: Services) -> None:
     for name in ("alice", "bob", "carol"):
-        await add_user(services, seller.app_id, name)
+        await make_user(services, seller.app_id, name)
     await seller.ok("setvar", user="bob", var="tier", data="old", readOnly=1)
     body = await seller.ok("setvar", user="all", var="tier", data="gold")
     assert body["updated"] == 3
@@ -72,8 +61,8 @@ async def test_setvar_with_all_leaves_other_applications_alone(
     seller: Seller, services: Services, client: httpx.AsyncClient
 ) -> None:
     other = await create_seller(services, client, owner="other", name="other app")
-    await add_user(services, seller.app_id, "alice")
-    await add_user(services, other.app_id, "zed")
+    await make_user(services, seller.app_id, "alice")
+    await make_user(services, other.app_id, "zed")
     assert (await seller.ok("setvar", user="all", var="v", data="1"))["updated"] == 1
     assert await var_rows(services, other.app_id) == 0
     await other.fails("getvar", 404, "variable_not_found", user="zed", var="v")
@@ -89,7 +78,7 @@ async def test_setvar_for_an_unknown_user_is_404(seller: Seller, services: Servi
 
 
 async def test_setvar_requires_user_var_and_non_empty_data(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.fails("setvar", 400, "missing_parameter", var="v", data="1")
     await seller.fails("setvar", 400, "missing_parameter", user="alice", data="1")
     await seller.fails("setvar", 400, "missing_parameter", user="alice", var="v")
@@ -97,7 +86,7 @@ async def test_setvar_requires_user_var_and_non_empty_data(seller: Seller, servi
 
 
 async def test_setvar_size_limits(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.fails("setvar", 400, "parameter_too_long", user="alice", var="v", data="x" * 501)
     await seller.fails("setvar", 400, "parameter_too_long", user="alice", var="v" * 65, data="1")
     await seller.fails("setvar", 400, "parameter_too_long", user="u" * 129, var="v", data="1")
@@ -108,14 +97,14 @@ async def test_setvar_size_limits(seller: Seller, services: Services) -> None:
 async def test_setvar_refuses_a_read_only_value_that_is_not_a_flag(
     seller: Seller, services: Services
 ) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.fails("setvar", 400, "invalid_boolean", user="alice", var="v", data="1", readOnly="maybe")
 
 
 async def test_read_only_flag_round_trips_and_the_owner_may_overwrite(
     seller: Seller, services: Services
 ) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.ok("setvar", user="alice", var="plan", data="pro", readOnly=1)
     assert (await seller.ok("getvar", user="alice", var="plan"))["readOnly"] == 1
     listed = (await seller.ok("fetchalluservars"))["vars"]
@@ -130,7 +119,7 @@ async def test_read_only_flag_round_trips_and_the_owner_may_overwrite(
 
 
 async def test_values_with_unicode_and_query_characters_survive(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.ok("setvar", user="alice", var="note", data=TRICKY)
     assert (await seller.ok("getvar", user="alice", var="note"))["response"] == TRICKY
     assert (await seller.ok("fetchalluservars", user="alice"))["vars"][0]["data"] == TRICKY
@@ -141,7 +130,7 @@ async def test_values_with_unicode_and_query_characters_survive(seller: Seller, 
 async def test_getvar_reports_an_unknown_user_and_an_unknown_variable(
     seller: Seller, services: Services
 ) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.fails("getvar", 404, "user_not_found", user="ghost", var="v")
     await seller.fails("getvar", 404, "variable_not_found", user="alice", var="v")
     await seller.fails("getvar", 400, "missing_parameter", user="alice")
@@ -163,7 +152,7 @@ async def test_fetchalluservars_with_no_variables_is_an_empty_success(seller: Se
 
 async def test_fetchalluservars_lists_filters_and_pages(seller: Seller, services: Services) -> None:
     for name in ("alice", "bob"):
-        await add_user(services, seller.app_id, name)
+        await make_user(services, seller.app_id, name)
     await seller.ok("setvar", user="alice", var="a", data="1")
     await seller.ok("setvar", user="alice", var="b", data="2", readOnly=1)
     await seller.ok("setvar", user="bob", var="a", data="3")
@@ -199,7 +188,7 @@ async def test_fetchalluservars_shows_only_this_applications_variables(
     seller: Seller, services: Services, client: httpx.AsyncClient
 ) -> None:
     other = await create_seller(services, client, owner="other", name="other app")
-    await add_user(services, other.app_id, "zed")
+    await make_user(services, other.app_id, "zed")
     await other.ok("setvar", user="zed", var="v", data="1")
     assert (await seller.ok("fetchalluservars"))["vars"] == []
     # Another application's user is unknown here.
@@ -210,7 +199,7 @@ async def test_fetchalluservars_shows_only_this_applications_variables(
 
 
 async def test_edituservar_changes_value_and_optionally_the_flag(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.ok("setvar", user="alice", var="v", data="1", readOnly=1)
     body = await seller.ok("edituservar", user="alice", var="v", data="2")
     assert body == {"success": True, "message": "Successfully edited variable!"}
@@ -222,7 +211,7 @@ async def test_edituservar_changes_value_and_optionally_the_flag(seller: Seller,
 
 
 async def test_edituservar_never_creates_a_variable(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.fails("edituservar", 404, "variable_not_found", user="alice", var="v", data="1")
     await seller.fails("getvar", 404, "variable_not_found", user="alice", var="v")
     await seller.fails("edituservar", 404, "user_not_found", user="ghost", var="v", data="1")
@@ -236,7 +225,7 @@ async def test_edituservar_never_creates_a_variable(seller: Seller, services: Se
 
 async def test_deluservar_deletes_one_users_variable(seller: Seller, services: Services) -> None:
     for name in ("alice", "bob"):
-        await add_user(services, seller.app_id, name)
+        await make_user(services, seller.app_id, name)
     await seller.ok("setvar", user="all", var="v", data="1")
     body = await seller.ok("deluservar", user="alice", var="v")
     assert body == {"success": True, "message": "Successfully deleted variable!"}
@@ -245,7 +234,7 @@ async def test_deluservar_deletes_one_users_variable(seller: Seller, services: S
 
 
 async def test_deluservar_reports_unknown_user_and_variable(seller: Seller, services: Services) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.fails("deluservar", 404, "variable_not_found", user="alice", var="v")
     await seller.fails("deluservar", 404, "user_not_found", user="ghost", var="v")
     await seller.fails("deluservar", 400, "missing_parameter", user="alice")
@@ -253,7 +242,7 @@ async def test_deluservar_reports_unknown_user_and_variable(seller: Seller, serv
 
 async def test_massuservardelete_deletes_the_name_from_every_user(seller: Seller, services: Services) -> None:
     for name in ("alice", "bob"):
-        await add_user(services, seller.app_id, name)
+        await make_user(services, seller.app_id, name)
     await seller.ok("setvar", user="all", var="gone", data="1")
     await seller.ok("setvar", user="alice", var="kept", data="2")
     body = await seller.ok("massUserVarDelete", name="gone")
@@ -272,10 +261,10 @@ async def test_delalluservars_deletes_every_variable_of_this_application_only(
     seller: Seller, services: Services, client: httpx.AsyncClient
 ) -> None:
     other = await create_seller(services, client, owner="other", name="other app")
-    await add_user(services, other.app_id, "zed")
+    await make_user(services, other.app_id, "zed")
     await other.ok("setvar", user="zed", var="v", data="1")
     for name in ("alice", "bob"):
-        await add_user(services, seller.app_id, name)
+        await make_user(services, seller.app_id, name)
     await seller.ok("setvar", user="all", var="a", data="1")
     await seller.ok("setvar", user="alice", var="b", data="2")
     body = await seller.ok("delalluservars")
@@ -286,16 +275,16 @@ async def test_delalluservars_deletes_every_variable_of_this_application_only(
 
 
 async def test_deleting_a_user_deletes_their_variables(seller: Seller, services: Services) -> None:
-    user_id = await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     await seller.ok("setvar", user="alice", var="v", data="1")
-    await services.db.execute("DELETE FROM users WHERE id = ?", user_id)
+    await seller.ok("deluser", user="alice")
     assert await var_rows(services, seller.app_id) == 0
 
 
 async def test_user_variable_operations_need_the_variables_permission(
     seller: Seller, services: Services
 ) -> None:
-    await add_user(services, seller.app_id, "alice")
+    await make_user(services, seller.app_id, "alice")
     limited = (await seller.ok("addsellerkey", permissions="users"))["sellerkey"]
     for type_, params in [
         ("setvar", {"user": "alice", "var": "v", "data": "1"}),

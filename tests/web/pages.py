@@ -161,3 +161,13 @@ async def seller_op(services: Services, shop: Shop, operation: str, **params: st
 
     identity = await identity_of_account(services.db, shop.app_id, shop.owner.id)
     return await invoke(services, Caller(identity, via="test"), operation, params)
+
+
+async def give_balance(services: Services, shop: Shop, username: str, **buckets: int) -> int:
+    """Add to a reseller's balance (a fresh reseller holds none); the reseller's account id."""
+    from licensegate.domain import team
+
+    await team.add_balance(services.db, shop.app_id, username, buckets)
+    member = await team.get_member(services.db, shop.app_id, username, "reseller")
+    account_id: int = member["account_id"]
+    return account_id

@@ -15,7 +15,7 @@ from licensegate.services import Services
 from licensegate.store import logs as log_store
 from licensegate.store import sessions as session_store
 from licensegate.store import tamper as tamper_store
-from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, text_of
+from tests.web.pages import Dashboard, Shop, browser, give_balance, make_keys, make_member, make_shop, text_of
 from tests.web.test_users import make_user
 
 pytestmark = pytest.mark.anyio
@@ -155,12 +155,10 @@ async def test_the_key_page_leads_to_its_user_and_carries_the_row_actions(
 
 async def test_who_opens_which_detail_page(services: Services) -> None:
     shop = await make_shop(services)
-    db = services.db
     ann, key_id, _key = await redeemed(services, shop, "ann")
     await make_member(services, shop, "manager", "mona", permissions="licenses")
     await make_member(services, shop, "reseller", "rita")
-    rita = await db.fetch_value("SELECT id FROM accounts WHERE username = 'rita'")
-    await db.execute("UPDATE team_members SET balance_month = 5 WHERE account_id = ?", rita)
+    rita = await give_balance(services, shop, "rita", month=5)
     scope = Scope(shop.app_id, Reseller(rita, "rita"))
     hers = await make_user(services, shop, "ritas", scope=scope)
     await make_shop(services, "bea", "Other")

@@ -11,7 +11,7 @@ import pytest
 from licensegate.domain import licenses, subscriptions
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
-from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, text_of
+from tests.web.pages import Dashboard, Shop, browser, give_balance, make_keys, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
 CREATED = re.compile(r'<textarea id="created-keys"[^>]*>([^<]*)</textarea>')
@@ -38,14 +38,6 @@ async def count_keys(services: Services, shop: Shop) -> int:
         "SELECT COUNT(*) FROM license_keys WHERE app_id = ?", shop.app_id
     )
     return total
-
-
-async def give_balance(services: Services, username: str, month: int) -> int:
-    account_id: int = await services.db.fetch_value("SELECT id FROM accounts WHERE username = ?", username)
-    await services.db.execute(
-        "UPDATE team_members SET balance_month = ? WHERE account_id = ?", month, account_id
-    )
-    return account_id
 
 
 async def month_balance(services: Services, account_id: int) -> int:
@@ -117,7 +109,7 @@ async def test_a_refused_creation_shows_the_form_again_with_the_reason(
 async def test_a_reseller_spends_its_balance_and_sells_only_what_it_may(services: Services) -> None:
     shop = await make_shop(services)
     await make_member(services, shop, "reseller", "rita")
-    rita = await give_balance(services, "rita", 2)
+    rita = await give_balance(services, shop, "rita", month=2)
     async with browser(services) as dash:
         await dash.sign_in("rita")
         form = await dash.get(path(shop, "/create"))
@@ -186,7 +178,7 @@ async def test_a_reseller_cannot_touch_keys_it_did_not_make(services: Services) 
     shop = await make_shop(services)
     (owners,) = await make_keys(services, shop, 1)
     await make_member(services, shop, "reseller", "rita")
-    rita = await give_balance(services, "rita", 1)
+    rita = await give_balance(services, shop, "rita", month=1)
     spec = licenses.KeySpec(days=30, account_id=rita, generated_by="rita")
     (hers,) = await licenses.generate(
         services.db, services.secrets, Scope(shop.app_id, Reseller(rita, "rita")), spec, services.clock.now()
@@ -299,7 +291,7 @@ async def test_bulk_over_the_threshold_needs_the_count_typed_and_runs_in_batches
 async def test_a_resellers_bulk_add_time_stops_when_its_balance_runs_out(services: Services) -> None:
     shop = await make_shop(services)
     await make_member(services, shop, "reseller", "rita")
-    rita = await give_balance(services, "rita", 5)
+    rita = await give_balance(services, shop, "rita", month=5)
     spec = licenses.KeySpec(days=30, amount=3, account_id=rita, generated_by="rita")
     hers = await licenses.generate(
         services.db, services.secrets, Scope(shop.app_id, Reseller(rita, "rita")), spec, services.clock.now()

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from licensegate.services import Services
-from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, text_of
+from tests.web.pages import Dashboard, Shop, browser, give_balance, make_keys, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
 CONTENT = re.compile(r'<textarea name="content"[^>]*>([^<]*)</textarea>', re.S)
@@ -138,8 +138,7 @@ async def test_json_lists_of_keys_or_objects_and_unreadable_files(
 async def test_a_reseller_imports_only_levels_and_durations_it_sells_and_pays(services: Services) -> None:
     shop = await make_shop(services)
     await make_member(services, shop, "reseller", "rita")
-    rita = await services.db.fetch_value("SELECT id FROM accounts WHERE username = 'rita'")
-    await services.db.execute("UPDATE team_members SET balance_week = 1 WHERE account_id = ?", rita)
+    await give_balance(services, shop, "rita", week=1)
     async with browser(services) as dash:
         await dash.sign_in("rita")
         report = await upload(dash, shop, "k.csv", "key,duration_days\nR-1,7\nR-2,5\nR-3,7\n")

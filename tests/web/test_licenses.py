@@ -12,7 +12,7 @@ from licensegate.clock import MovableClock
 from licensegate.domain import licenses
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
-from tests.web.pages import Dashboard, browser, make_keys, make_member, make_shop, text_of
+from tests.web.pages import Dashboard, browser, give_balance, make_keys, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
 KEY_CELL = re.compile(r"<td><code>([^<]+)</code></td>")
@@ -131,8 +131,7 @@ async def test_a_reseller_sees_only_its_own_keys(services: Services) -> None:
     shop = await make_shop(services)
     await make_member(services, shop, "reseller", "rita")
     owners = await make_keys(services, shop, 3)
-    rita = await services.db.fetch_value("SELECT id FROM accounts WHERE username = 'rita'")
-    await services.db.execute("UPDATE team_members SET balance_month = 5 WHERE account_id = ?", rita)
+    rita = await give_balance(services, shop, "rita", month=5)
     spec = licenses.KeySpec(days=30, amount=2, account_id=rita, generated_by="rita")
     scope = Scope(shop.app_id, Reseller(rita, "rita"))
     hers = await licenses.generate(services.db, services.secrets, scope, spec, services.clock.now())

@@ -13,7 +13,7 @@ from licensegate.clock import MovableClock
 from licensegate.domain import users
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
-from tests.web.pages import Dashboard, Shop, browser, make_member, make_shop, text_of
+from tests.web.pages import Dashboard, Shop, browser, give_balance, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
 USER_CELL = re.compile(r'<td><a href="/dashboard/apps/\d+/users/(\d+)">([^<]+)</a></td>')
@@ -278,8 +278,7 @@ async def test_roles(services: Services) -> None:
     await make_member(services, shop, "manager", "mona", permissions="licenses")
     await make_member(services, shop, "reseller", "rita")
     owners = await make_user(services, shop, "owned-by-alice")
-    rita = await services.db.fetch_value("SELECT id FROM accounts WHERE username = 'rita'")
-    await services.db.execute("UPDATE team_members SET balance_month = 5 WHERE account_id = ?", rita)
+    rita = await give_balance(services, shop, "rita", month=5)
     hers = await make_user(services, shop, "ritas-user", scope=Scope(shop.app_id, Reseller(rita, "rita")))
     other = await make_shop(services, "bea", "Other")
     async with browser(services) as dash:
