@@ -8,7 +8,7 @@ import pytest
 from licensegate.clock import MovableClock
 from licensegate.domain import messages as catalogue
 from licensegate.services import Services
-from tests.helpers import Seller
+from tests.helpers import SELLER_PATH, Seller, client_of, make_user
 
 pytestmark = pytest.mark.anyio
 
@@ -311,25 +311,9 @@ async def test_addhash_refuses_more_than_the_limit(seller: Seller, services: Ser
 # --- pauseapp / unpauseapp -----------------------------------------------------------------------
 
 
-async def grant(services: Services, app_id: int, username: str, expires_at: int, sub: str = "default") -> int:
-    db = services.db
-    now = services.clock.now()
-    user_id: int = await db.fetch_value(
-        "INSERT INTO users (app_id, username, created_at) VALUES (?, ?, ?) RETURNING id",
-        app_id,
-        username,
-        now,
-    )
-    sub_id = await db.fetch_value("SELECT id FROM subscriptions WHERE app_id = ? AND name = ?", app_id, sub)
-    await db.execute(
-        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, created_at) "
-        "VALUES (?, ?, ?, ?)",
-        user_id,
-        sub_id,
-        expires_at,
-        now,
-    )
-    return user_id
+async def grant(services: Services, app_id: int, username: str, seconds: int) -> int:
+    """A user holding the default subscription for `seconds` from now; its id."""
+    return await make_user(services, app_id, username, days=seconds / 86400)
 
 
 async def expiry_of(services: Services, user_id: int) -> int:
@@ -358,9 +342,10 @@ async def test_pauseapp_and_unpauseapp_report_state_and_refuse_repeats(
 async def test_unpausing_the_app_gives_back_the_paused_time(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
-    start = clock.now()
-    running = await grant(services, seller.app_id, "alice", start + 1000)
-    expired = await grant(services, seller.app_id, "bob", start - 5)
+    expired = await grant(services, seller.app_id, "bob", 5)
+    clock.advance(10)
+    start = clock.now()  # bob's grant ended 5 s ago
+    running = await grant(services, seller.app_id, "alice", 1000)
     await seller.ok("pauseapp")
     clock.advance(500)
     await seller.ok("unpauseapp")
@@ -375,11 +360,10 @@ async def test_unpausing_leaves_other_applications_and_user_paused_grants_alone(
 
     other = await create_seller(services, seller.http, owner="other", name="other")
     start = clock.now()
-    theirs = await grant(services, other.app_id, "carol", start + 1000)
-    frozen = await grant(services, seller.app_id, "dave", start + 1000)
-    await services.db.execute(
-        "UPDATE user_subscriptions SET paused_at = ? WHERE user_id = ?", start - 50, frozen
-    )
+    theirs = await grant(services, other.app_id, "carol", 1000)
+    frozen = await grant(services, seller.app_id, "dave", 1000)
+    await seller.ok("pauseuser", username="dave")
+    clock.advance(50)
     await seller.ok("pauseapp")
     clock.advance(200)
     await seller.ok("unpauseapp")
@@ -391,7 +375,7 @@ async def test_a_subscription_paused_during_the_app_pause_is_not_given_time_twic
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
     start = clock.now()
-    user_id = await grant(services, seller.app_id, "erin", start + 1000)
+    user_id = await grant(services, seller.app_id, "erin", 1000)
     await seller.ok("pauseapp")
     clock.advance(100)
     await seller.ok("pausesub", subscription="default")
@@ -426,49 +410,30 @@ async def test_stats_of_a_new_application(seller: Seller) -> None:
 async def test_stats_counts_what_the_application_holds(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
-    db = services.db
-    now = clock.now()
-    app = seller.app_id
     keys = (await seller.ok("add", expiry=1, amount=4))["keys"]
     await seller.ok("ban", key=keys[0], reason="chargeback")
-    await db.execute("UPDATE license_keys SET status = 'used' WHERE app_id = ? AND key = ?", app, keys[1])
     await seller.ok("adduser", user="u1", expiry=1)
     await seller.ok("adduser", user="u2", expiry=1)
+    await seller.ok("assignkey", user="u1", key=keys[1])
     await seller.ok("addvar", name="motd", data="hi")
-    for sid, validated, expires in (("s1", 1, now + 60), ("s2", 0, now + 60), ("s3", 1, now - 1)):
-        await db.execute(
-            "INSERT INTO sessions (id, app_id, validated, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-            sid,
-            app,
-            validated,
-            now,
-            expires,
-        )
-    await db.execute(
-        "INSERT INTO files (app_id, file_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-        app,
-        "f1",
-        "a.bin",
-        now,
-        now,
+    # Sessions: one validated whose time has run out, then one validated and one not, both live.
+    await seller.ok("updatesettings", session=60)
+    ended, online, idle = client_of(seller), client_of(seller), client_of(seller)
+    await ended.init()
+    await ended.ok("login", username="u2", **{"pass": "pw2"})
+    clock.advance(61)
+    await online.init()
+    await online.ok("login", username="u1", **{"pass": "pw1"})
+    await idle.init()
+    upload = await seller.http.post(
+        SELLER_PATH,
+        params={"sellerkey": seller.key, "type": "upload"},
+        files={"file": ("a.bin", b"content", "application/octet-stream")},
     )
-    await db.execute(
-        "INSERT INTO webhooks (app_id, webid, base_url, created_at) VALUES (?, ?, ?, ?)",
-        app,
-        "w1",
-        "https://example.com",
-        now,
-    )
-    owner_id = await db.fetch_value("SELECT account_id FROM apps WHERE id = ?", app)
-    for name, role in (("res1", "reseller"), ("res2", "reseller"), ("man1", "manager")):
-        account = await db.fetch_value(
-            "INSERT INTO accounts (username, role, parent_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-            name,
-            role,
-            owner_id,
-            now,
-        )
-        await db.execute("INSERT INTO team_members (account_id, app_id) VALUES (?, ?)", account, app)
+    assert upload.status_code == 200, upload.text
+    await seller.ok("addwebhook", baseurl="https://93.184.216.34/hook", webid="w1")
+    for name, role in (("res1", "Reseller"), ("res2", "Reseller"), ("man1", "Manager")):
+        await seller.ok("addAccount", role=role, user=name, **{"pass": "a long password"})
 
     body = await seller.ok("stats")
     assert body["users"] == 2
