@@ -13,6 +13,7 @@ from licensegate.clock import MovableClock
 from licensegate.domain import users
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
+from tests import helpers
 from tests.web.pages import Dashboard, Shop, browser, give_balance, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
@@ -36,23 +37,7 @@ async def make_user(
     sub: str = "default",
     scope: Scope | None = None,
 ) -> int:
-    await users.create(
-        services.db,
-        services.passwords,
-        services.secrets,
-        scope or Scope(shop.app_id),
-        username=name,
-        sub_name=sub,
-        days=days,
-        password=None,
-        email=None,
-        hwid_lock=True,
-        now=services.clock.now(),
-    )
-    user_id: int = await services.db.fetch_value(
-        "SELECT id FROM users WHERE app_id = ? AND username = ?", shop.app_id, name
-    )
-    return user_id
+    return await helpers.make_user(services, shop.app_id, name, sub=sub, days=days, scope=scope)
 
 
 def path_of(shop: Shop, rest: str = "") -> str:
