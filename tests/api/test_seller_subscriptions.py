@@ -6,7 +6,7 @@ import pytest
 
 from licensegate.clock import MovableClock
 from licensegate.services import Services
-from tests.helpers import Seller
+from tests.helpers import Seller, make_user
 
 pytestmark = pytest.mark.anyio
 
@@ -47,35 +47,16 @@ async def test_delappsub_deletes_and_reports_unknown(seller: Seller) -> None:
     await seller.fails("delappsub", 404, "subscription_not_found", name="gold")
 
 
-async def grant(services: Services, app_id: int, sub_name: str, username: str, expires_at: int) -> int:
-    """Give a user a subscription directly (the user operations have their own tests)."""
-    db = services.db
-    now = services.clock.now()
-    user_id: int = await db.fetch_value(
-        "INSERT INTO users (app_id, username, created_at) VALUES (?, ?, ?) RETURNING id",
-        app_id,
-        username,
-        now,
-    )
-    sub_id = await db.fetch_value(
-        "SELECT id FROM subscriptions WHERE app_id = ? AND name = ?", app_id, sub_name
-    )
-    await db.execute(
-        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, created_at) "
-        "VALUES (?, ?, ?, ?)",
-        user_id,
-        sub_id,
-        expires_at,
-        now,
-    )
-    return user_id
+async def grant(services: Services, app_id: int, sub_name: str, username: str, seconds: int) -> int:
+    """A user holding the subscription for `seconds` from now, as adduser makes one; its id."""
+    return await make_user(services, app_id, username, sub=sub_name, days=seconds / 86400)
 
 
 async def test_pausing_a_subscription_freezes_time_and_unpausing_gives_it_back(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
     start = clock.now()
-    user_id = await grant(services, seller.app_id, "default", "alice", start + 1000)
+    user_id = await grant(services, seller.app_id, "default", "alice", 1000)
     assert (await seller.ok("countsubs", name="default"))["count"] == 1
 
     await seller.ok("pausesub", subscription="default")
@@ -96,7 +77,8 @@ async def test_pausing_a_subscription_freezes_time_and_unpausing_gives_it_back(
 async def test_unpause_does_not_revive_grants_that_had_expired(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
-    user_id = await grant(services, seller.app_id, "default", "bob", clock.now() - 10)
+    user_id = await grant(services, seller.app_id, "default", "bob", 1)
+    clock.advance(11)  # the grant ended 10 s ago
     await seller.ok("pausesub", sub="default")
     clock.advance(100)
     await seller.ok("unpausesub", name="default")
@@ -114,7 +96,7 @@ async def test_pause_and_count_unknown_subscription(seller: Seller) -> None:
 
 
 async def test_deleting_a_subscription_removes_users_grants(seller: Seller, services: Services) -> None:
-    user_id = await grant(services, seller.app_id, "default", "carol", services.clock.now() + 50)
+    user_id = await grant(services, seller.app_id, "default", "carol", 50)
     await seller.ok("delappsub", name="default")
     left = await services.db.fetch_value("SELECT COUNT(*) FROM user_subscriptions WHERE user_id = ?", user_id)
     assert left == 0

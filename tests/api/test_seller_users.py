@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from licensegate.clock import MovableClock
+from licensegate.domain import chat, users
+from licensegate.domain.permissions import Scope
 from licensegate.services import Services
-from tests.helpers import Seller
+from tests.helpers import Seller, client_of
 
 pytestmark = pytest.mark.anyio
 
@@ -39,22 +41,14 @@ async def expiries(services: Services, seller: Seller, username: str) -> list[in
     return [g["expires_at"] for g in await grants(services, seller, username)]
 
 
-async def add_grant(services: Services, seller: Seller, username: str, sub: str, expires_at: int) -> None:
-    db = services.db
-    sub_id = await db.fetch_value(
-        "SELECT id FROM subscriptions WHERE app_id = ? AND name = ?", seller.app_id, sub
-    )
-    await db.execute(
-        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, created_at) "
-        "VALUES (?, ?, ?, ?)",
-        await user_id(services, seller, username),
-        sub_id,
-        expires_at,
-        services.clock.now(),
-    )
+async def add_second_long_grant(services: Services, seller: Seller, username: str, sub: str) -> None:
+    """A new grant of `sub` one second long (the user holds no running grant of it)."""
+    now = services.clock.now()
+    await users.extend(services.db, Scope(seller.app_id), username, sub, 1 / DAY, active_only=False, now=now)
 
 
 async def set_last_ip(services: Services, seller: Seller, username: str, ip: str) -> None:
+    # Raw: only a client login writes the last address, and this suite's client has one address.
     await services.db.execute(
         "UPDATE users SET last_ip = ? WHERE app_id = ? AND username = ?", ip, seller.app_id, username
     )
@@ -261,8 +255,10 @@ async def test_fetchallusers_lists_users_without_secrets(
     await seller.ok("adduser", user="alice", expiry="1", email="a@example.com", **{"pass": "pw"})
     await seller.ok("adduser", user="bob", expiry="1")
     await seller.ok("addhwiduser", user="alice", hwid="H1")
+    program = client_of(seller)
+    await program.init()
+    await program.ok("login", username="alice", hwid="H1", **{"pass": "pw"})
     await set_last_ip(services, seller, "alice", "198.51.100.4")
-    await services.db.execute("UPDATE users SET last_login_at = ? WHERE username = ?", clock.now(), "alice")
     await seller.ok("banuser", user="bob", reason="chargeback")
     body = await seller.ok("fetchallusers")
     assert body["message"] == "Successfully Retrieved Users"
@@ -363,7 +359,7 @@ async def test_userdata_shows_running_subscriptions_only(
 ) -> None:
     await seller.ok("addsub", name="gold", level="2")
     await seller.ok("adduser", user="alice", expiry="2", email="a@example.com", **{"pass": "pw"})
-    await add_grant(services, seller, "alice", "gold", clock.now() - 5)  # expired
+    await add_second_long_grant(services, seller, "alice", "gold")  # over before userdata is asked
     await set_last_ip(services, seller, "alice", "198.51.100.9")
     clock.advance(100)
     body = await seller.ok("userdata", user="alice")
@@ -431,42 +427,18 @@ async def test_editusername_renames_and_carries_the_name_over(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:
     db = services.db
-    now = clock.now()
-    await seller.ok("adduser", user="alice", expiry="1")
+    await seller.ok("adduser", user="alice", expiry="1")  # with its user token, assigned to alice
     await seller.ok("adduser", user="bob", expiry="1")
     alice = await user_id(services, seller, "alice")
     bob = await user_id(services, seller, "bob")
-    for key, owner_id, owner in (("KEY-A", alice, "alice"), ("KEY-B", bob, "bob")):
-        await db.execute(
-            "INSERT INTO license_keys (app_id, key, level, duration, status, created_at, used_at, "
-            "used_by_user_id, used_by) VALUES (?, ?, '1', 86400, 'used', ?, ?, ?, ?)",
-            seller.app_id,
-            key,
-            now,
-            now,
-            owner_id,
-            owner,
+    made = (await seller.ok("add", expiry=1, amount=2))["keys"]
+    await seller.ok("assignkey", user="alice", key=made[0])
+    await seller.ok("assignkey", user="bob", key=made[1])
+    await seller.ok("addchannel", name="general")
+    for author, author_id in (("alice", alice), ("bob", bob), ("alice", alice)):
+        await chat.send_as_user(
+            db, seller.app_id, "general", user_id=author_id, username=author, message="hi", now=clock.now()
         )
-    channel = await db.fetch_value(
-        "INSERT INTO chat_channels (app_id, name, created_at) VALUES (?, 'general', ?) RETURNING id",
-        seller.app_id,
-        now,
-    )
-    for author in ("alice", "bob", "alice"):
-        await db.execute(
-            "INSERT INTO chat_messages (channel_id, author, role, message, created_at) "
-            "VALUES (?, ?, 'user', 'hi', ?)",
-            channel,
-            author,
-            now,
-        )
-    await db.execute(
-        "INSERT INTO tokens (app_id, token_hash, token_sealed, kind, assigned, created_at) "
-        "VALUES (?, 'h1', 'sealed', 'user', ?, ?)",
-        seller.app_id,
-        "alice",
-        now,
-    )
 
     body = await seller.ok("editusername", currentUsername="alice", newUsername="alicia")
     assert body["message"] == "Successfully changed username!"
@@ -475,10 +447,10 @@ async def test_editusername_renames_and_carries_the_name_over(
     keys = await db.fetch_all(
         "SELECT key, used_by FROM license_keys WHERE app_id = ? ORDER BY id", seller.app_id
     )
-    assert [(k["key"], k["used_by"]) for k in keys] == [("KEY-A", "alicia"), ("KEY-B", "bob")]
-    authors = await db.fetch_all("SELECT author FROM chat_messages WHERE channel_id = ? ORDER BY id", channel)
+    assert [(k["key"], k["used_by"]) for k in keys] == [(made[0], "alicia"), (made[1], "bob")]
+    authors = await chat.messages(db, seller.app_id, "general")
     assert [a["author"] for a in authors] == ["alicia", "bob", "alicia"]
-    assert await db.fetch_value("SELECT assigned FROM tokens WHERE token_hash = 'h1'") == "alicia"
+    assert await db.fetch_value("SELECT assigned FROM tokens WHERE user_id = ?", alice) == "alicia"
     # The grants follow the user (they hang on its id).
     assert len(await grants(services, seller, "alicia")) == 1
 
@@ -733,8 +705,9 @@ async def test_delsub_removes_every_grant_of_that_subscription(
 ) -> None:
     await seller.ok("addsub", name="gold", level="2")
     await seller.ok("adduser", user="alice", expiry="1")
+    await add_second_long_grant(services, seller, "alice", "gold")
+    clock.advance(11)  # an expired one goes too
     await seller.ok("extend", user="alice", sub="gold", expiry="1")
-    await add_grant(services, seller, "alice", "gold", clock.now() - 10)  # an expired one goes too
     body = await seller.ok("delsub", user="alice", sub="gold")
     assert (body["message"], body["deleted"]) == ("Successfully deleted subscription!", 2)
     assert [g["name"] for g in await grants(services, seller, "alice")] == ["default"]
