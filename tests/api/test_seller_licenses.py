@@ -9,11 +9,13 @@ from collections.abc import Sequence
 import pytest
 
 from licensegate.clock import MovableClock
-from licensegate.domain import licenses
+from licensegate.domain import licenses, users
 from licensegate.domain.errors import NotFound
+from licensegate.domain.permissions import Scope
 from licensegate.services import Services
 from licensegate.store import licenses as license_store
 from tests.helpers import Seller, create_seller
+from tests.helpers import make_user as make_user_holding
 
 pytestmark = pytest.mark.anyio
 
@@ -33,19 +35,16 @@ async def new_key(seller: Seller, **params: object) -> str:
 async def make_user(
     services: Services, app_id: int, username: str, hwids: Sequence[str] = (), last_ip: str | None = None
 ) -> int:
-    db = services.db
-    now = services.clock.now()
-    user_id: int = await db.fetch_value(
-        "INSERT INTO users (app_id, username, last_ip, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-        app_id,
-        username,
-        last_ip,
-        now,
-    )
+    """A user holding no grant (made as adduser makes one, its grant then taken away), with these
+    HWIDs and last address."""
+    db, now, scope = services.db, services.clock.now(), Scope(app_id)
+    user_id = await make_user_holding(services, app_id, username)
+    await users.remove_subscription(db, scope, username, "default")
     for hwid in hwids:
-        await db.execute(
-            "INSERT INTO user_hwids (user_id, hwid, created_at) VALUES (?, ?, ?)", user_id, hwid, now
-        )
+        await users.add_hwid(db, scope, username, hwid, now)
+    if last_ip is not None:
+        # Raw: only a client login writes the last address, and this suite's client has one address.
+        await db.execute("UPDATE users SET last_ip = ? WHERE id = ?", last_ip, user_id)
     return user_id
 
 
@@ -261,8 +260,8 @@ async def test_redeem_refuses_when_the_level_lost_its_subscriptions(
     seller: Seller, services: Services
 ) -> None:
     key = await new_key(seller)
-    await seller.ok("delappsub", name="default")
     user_id = await make_user(services, seller.app_id, "dave")
+    await seller.ok("delappsub", name="default")
     with pytest.raises(NotFound) as caught:
         await try_redeem(services, seller.app_id, key, user_id)
     assert caught.value.error == "level_has_no_subscription"
