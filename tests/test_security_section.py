@@ -30,6 +30,9 @@ NOT_LIMITS = frozenset(
         "deployment_key",
         "deployment_old_keys",
         "dashboard_signup",
+        "access_log",  # a switch
+        "metrics_token",  # a credential
+        "count_flush_seconds",  # how often the overview's login counts are written
     }
 )
 

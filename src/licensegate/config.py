@@ -145,8 +145,9 @@ class Settings:
     seller_key_failure_window: int = setting(600, "that window, in seconds", minimum=1)
     login_address_limit: int = setting(
         100,
-        "client sign-in attempts (Login, register, License Login, Upgrade Access, Forgot Password, "
-        "2FA codes) one address may make at one application per window, whatever the username or key",
+        "refused client sign-in attempts (Login, register, License Login, 2FA codes; every Forgot "
+        "Password request) one address may make at one application per window, whatever the username "
+        "or key; successful sign-ins do not count, so users sharing an address are not held back",
         minimum=1,
     )
     login_address_window: int = setting(600, "that window, in seconds", minimum=1)

@@ -69,6 +69,23 @@ async def test_one_address_is_limited_across_usernames_and_keys(
         assert await attempt(addresses, "198.51.100.67", "random-10", "guess") == (403, "invalid_credentials")
 
 
+async def test_successful_sign_ins_behind_one_shared_address_are_not_limited(
+    db_url: str, tmp_path: Path, limiter_backend: str
+) -> None:
+    """Many users behind one address (a company, a carrier's NAT) keep signing in: only refused
+    attempts count against the address."""
+    async with limited(db_url, tmp_path, limiter_backend, login_address_limit=3) as (_, addresses):
+        await registered(addresses)
+        for _ in range(6):
+            assert await attempt(addresses, "198.51.100.10", "alice", PASSWORD, HWID) == (200, "ok")
+        for n in range(3):
+            assert await attempt(addresses, "198.51.100.10", f"random-{n}", "guess") == (
+                403,
+                "invalid_credentials",
+            )
+        assert await attempt(addresses, "198.51.100.10", "alice", PASSWORD, HWID) == (429, "rate_limited")
+
+
 async def test_wrong_passwords_from_many_addresses_lock_the_user_and_the_lock_doubles(
     db_url: str, tmp_path: Path, limiter_backend: str, clock: MovableClock
 ) -> None:

@@ -60,6 +60,16 @@ async def _with_password(call: ClientCall, way: Literal["register", "login"]) ->
     """register and Login: the same attempt at a username and password, into a new or an existing
     user."""
     username, msg = await _attempt(call)
+    try:
+        return await _sign_in(call, way, username, msg)
+    except Refusal:
+        await call.failed_attempt()
+        raise
+
+
+async def _sign_in(
+    call: ClientCall, way: Literal["register", "login"], username: str, msg: Messages
+) -> dict[str, Any]:
     who = (call.db, call.services.passwords, call.services.secrets, call.app, _client(call))
     password = call.args.text("pass")
     if way == "register":
@@ -155,6 +165,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
         )
     except Refusal as refusal:
         _count(call, refusal.error)
+        await call.failed_attempt()
         raise
     _count(call, "success")
     return {"message": msg("loggedInMsg"), "info": result.info}

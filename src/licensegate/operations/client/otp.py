@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import otp
+from licensegate.domain.errors import Refusal
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -35,9 +36,19 @@ async def enable(call: ClientCall) -> dict[str, Any]:
     `otp_not_pending` (409), `otp_invalid` (403)."""
     await call.limit_attempts(f"otp:{_user_id(call)}")
     msg = await call.messages()
-    enrolment = await otp.enable(
-        call.db, call.services.secrets, call.app, _user_id(call), call.args.opt_text("code"), msg, call.now()
-    )
+    try:
+        enrolment = await otp.enable(
+            call.db,
+            call.services.secrets,
+            call.app,
+            _user_id(call),
+            call.args.opt_text("code"),
+            msg,
+            call.now(),
+        )
+    except Refusal:
+        await call.failed_attempt()
+        raise
     if enrolment is not None:
         return {"message": "Scan the QR code, then confirm with a code.", "2fa": enrolment}
     return {"message": "2fa successfully activated"}
@@ -55,5 +66,11 @@ async def disable(call: ClientCall) -> dict[str, Any]:
     `otp_invalid` (403)."""
     await call.limit_attempts(f"otp:{_user_id(call)}")
     msg = await call.messages()
-    await otp.disable(call.db, call.services.secrets, _user_id(call), call.args.text("code"), msg, call.now())
+    try:
+        await otp.disable(
+            call.db, call.services.secrets, _user_id(call), call.args.text("code"), msg, call.now()
+        )
+    except Refusal:
+        await call.failed_attempt()
+        raise
     return {"message": "2fa successfully disabled"}

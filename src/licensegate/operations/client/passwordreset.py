@@ -23,6 +23,7 @@ async def forgot(call: ClientCall) -> dict[str, Any]:
     to learn who has an account. 403 `email_not_configured` when the server has no SMTP set up."""
     username = call.args.text("username")
     await call.limit_attempts(username)
+    await call.failed_attempt()  # whether an account matched cannot show, so every request counts
     await passwordreset.request(
         call.db,
         call.services.mailer,

@@ -48,27 +48,32 @@ class ClientCall:
             raise errorcodes.SESSION_NOT_VALIDATED((await self.messages())("sessionunauthed"))
 
     async def limit_attempts(self, credential: str) -> None:
-        """The stricter limits on sign-in attempts: at one username or key from one address (the
-        application's `auth_rate_limit`), and from one address whatever the username or key
-        (`LICENSEGATE_LOGIN_ADDRESS_LIMIT`), so random usernames or keys are limited too."""
+        """The stricter limits on sign-in attempts: every attempt at one username or key from one
+        address counts (the application's `auth_rate_limit`); from one address whatever the
+        username or key (`LICENSEGATE_LOGIN_ADDRESS_LIMIT`), only refused attempts count (see
+        `failed_attempt`), so random usernames or keys are limited while the many users behind
+        one shared address (a company, a carrier's NAT) keep signing in."""
         settings = self.services.settings
-        address = counted_as(self.ip)
-        retry_after = await self.services.limiter.hit_all(
-            [
-                (
-                    f"auth:{self.app.id}:{credential}:{address}",
-                    self.app.auth_rate_limit,
-                    self.app.auth_rate_window,
-                ),
-                (
-                    f"auth-address:{self.app.id}:{address}",
-                    settings.login_address_limit,
-                    settings.login_address_window,
-                ),
-            ]
+        limiter = self.services.limiter
+        retry_after = await limiter.hit(
+            f"auth:{self.app.id}:{credential}:{counted_as(self.ip)}",
+            self.app.auth_rate_limit,
+            self.app.auth_rate_window,
+        ) or await limiter.peek(
+            self._address_bucket(), settings.login_address_limit, settings.login_address_window
         )
         if retry_after:
             raise RateLimited(retry_after, (await self.messages())("ratelimited"))
+
+    async def failed_attempt(self) -> None:
+        """Count a refused sign-in attempt against this address (see `limit_attempts`)."""
+        settings = self.services.settings
+        await self.services.limiter.hit(
+            self._address_bucket(), settings.login_address_limit, settings.login_address_window
+        )
+
+    def _address_bucket(self) -> str:
+        return f"auth-address:{self.app.id}:{counted_as(self.ip)}"
 
 
 registry: Registry[ClientCall] = Registry("client")
