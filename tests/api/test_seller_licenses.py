@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -77,7 +77,7 @@ async def grants(services: Services, user_id: int) -> list[dict[str, object]]:
     )
 
 
-async def key_row(services: Services, app_id: int, key: str) -> dict[str, object] | None:
+async def key_row(services: Services, app_id: int, key: str) -> Mapping[str, object] | None:
     return await license_store.find(services.db, app_id, key)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from licensegate.domain import errorcodes, keygen, team, tokens
 from licensegate.domain import users as users_domain
@@ -30,6 +30,7 @@ from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
 from licensegate.store.licenses import SORTS as SORTS  # the dashboard's list is made of these
 from licensegate.store.licenses import KeyQuery as KeyQuery
+from licensegate.store.licenses import KeyRow
 
 SECONDS_PER_DAY = 86400
 MAX_AMOUNT = 100
@@ -42,7 +43,7 @@ FILTERS = ("unused", "used", "banned")
 _SEPARATORS = re.compile(r"[,\s]+")
 
 
-def status_text(row: Row) -> str:
+def status_text(row: Mapping[str, Any]) -> str:
     """KeyAuth's display status: a ban outranks whether the key was used."""
     if row["banned_reason"] is not None:
         return "Banned"
@@ -60,7 +61,7 @@ def duration_seconds(days: float, what: str) -> int:
     return seconds
 
 
-async def get(db: Executor, scope: Scope, key: str) -> Row:
+async def get(db: Executor, scope: Scope, key: str) -> KeyRow:
     row = await store.find(db, scope.app_id, key, reseller_id=scope.reseller_id)
     if row is None:
         raise errorcodes.KEY_NOT_FOUND(key=key)
@@ -186,66 +187,32 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
 # --- reading ----------------------------------------------------------------------------------
 
 
-def export_entry(row: Row) -> dict[str, Any]:
-    return {
-        "id": str(row["id"]),
-        "key": row["key"],
-        "note": row["note"],
-        "expires": row["duration"],
-        "status": status_text(row),
-        "level": row["level"],
-        "genby": row["generated_by"],
-        "gendate": row["created_at"],
-        "usedon": row["used_at"],
-        "usedby": row["used_by"],
-        "banned": row["banned_reason"],
-    }
-
-
 async def export(
     db: Executor, scope: Scope, which: str | None, limit: int | None, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[KeyRow], int]:
     """Keys a filter selects (all when None), oldest first, and how many match in total."""
     which = which or "all"
     rows = await store.list_keys(db, scope.app_id, which, limit, offset, reseller_id=scope.reseller_id)
-    return [export_entry(row) for row in rows], await store.count(
-        db, scope.app_id, which, reseller_id=scope.reseller_id
-    )
+    return rows, await store.count(db, scope.app_id, which, reseller_id=scope.reseller_id)
 
 
-async def used_keys(db: Executor, scope: Scope, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+async def used_keys(db: Executor, scope: Scope, limit: int, offset: int) -> tuple[list[KeyRow], int]:
     """Every redeemed key (banned ones too), the latest redemption first."""
     rows = await store.list_redeemed(db, scope.app_id, limit, offset, reseller_id=scope.reseller_id)
-    entries = [
-        {
-            "key": row["key"],
-            "usedby": row["used_by"],
-            "usedon": row["used_at"],
-            "level": row["level"],
-            "note": row["note"],
-        }
-        for row in rows
-    ]
-    return entries, await store.count(db, scope.app_id, "redeemed", reseller_id=scope.reseller_id)
+    return rows, await store.count(db, scope.app_id, "redeemed", reseller_id=scope.reseller_id)
 
 
-async def info(db: Executor, scope: Scope, key: str) -> dict[str, Any]:
+class KeyInfo(NamedTuple):
+    """One key and the HWIDs of the user who redeemed it (none while unused)."""
+
+    key: KeyRow
+    hwids: list[str]
+
+
+async def info(db: Executor, scope: Scope, key: str) -> KeyInfo:
     row = await get(db, scope, key)
     user_id = row["used_by_user_id"]
-    hwids = await user_store.hwids(db, user_id) if user_id is not None else []
-    return {
-        "key": row["key"],
-        "duration": row["duration"],
-        "hwid": hwids,
-        "note": row["note"],
-        "status": status_text(row),
-        "level": row["level"],
-        "createdby": row["generated_by"],
-        "usedby": row["used_by"],
-        "usedon": row["used_at"],
-        "creationdate": row["created_at"],
-        "banned": row["banned_reason"],
-    }
+    return KeyInfo(row, await user_store.hwids(db, user_id) if user_id is not None else [])
 
 
 # --- changes ----------------------------------------------------------------------------------
@@ -261,7 +228,7 @@ def split_keys(text: str) -> list[str]:
     return keys
 
 
-async def _redeemer(tx: Executor, scope: Scope, row: Row) -> int | None:
+async def _redeemer(tx: Executor, scope: Scope, row: KeyRow) -> int | None:
     """The user who redeemed the key, if the caller may act on that user: anyone for the owner
     and managers, only its own users for a reseller."""
     user_id: int | None = row["used_by_user_id"]
@@ -271,7 +238,7 @@ async def _redeemer(tx: Executor, scope: Scope, row: Row) -> int | None:
     return None if mine is None else user_id
 
 
-async def _delete_rows(tx: Executor, scope: Scope, rows: list[Row], user_too: bool) -> int:
+async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too: bool) -> int:
     """Delete the keys, the grants they made and, with `user_too`, the users who redeemed them
     (a reseller's own users only)."""
     key_ids = [row["id"] for row in rows]

@@ -31,7 +31,7 @@ from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, UniqueViolation
-from licensegate.store.logins import AccountRow, GrantRow, KeyRow, UserRow
+from licensegate.store.logins import AccountRow, GrantRow, KeyUserRow, UserRow
 from licensegate.store.sessions import LoginRecord
 
 
@@ -301,7 +301,9 @@ async def _user_rows(db: Executor, app: ClientApp, username: str) -> list[Accoun
 # --- register and License Login: redeeming a key --------------------------------------------
 
 
-async def _usable_key(db: Executor, app: ClientApp, key: str, msg: Messages) -> tuple[KeyRow, Account | None]:
+async def _usable_key(
+    db: Executor, app: ClientApp, key: str, msg: Messages
+) -> tuple[KeyUserRow, Account | None]:
     """The key (not banned) and, when it was redeemed and its user still exists, that user."""
     rows = await store.key_with_user(db, app.id, key)
     if not rows:
@@ -325,7 +327,7 @@ async def _redeem_into_new_user(
     db: Database,
     box: SecretBox,
     app: ClientApp,
-    key_row: KeyRow,
+    key_row: KeyUserRow,
     client: Client,
     new_user: NewUser,
     *,
@@ -433,7 +435,7 @@ async def _first_use_in_one_statement(
     db: Database,
     box: SecretBox,
     app: ClientApp,
-    key_row: KeyRow,
+    key_row: KeyUserRow,
     client: Client,
     *,
     key: str,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from licensegate.store import bulk, overview
 from licensegate.store.database import Executor, Row
@@ -18,6 +18,24 @@ COLUMNS = (
     "id, key, level, duration, note, status, banned_reason, generated_by, created_at, "
     "used_at, used_by_user_id, used_by"
 )
+
+
+class KeyRow(TypedDict):
+    """A row of `COLUMNS`."""
+
+    id: int
+    key: str
+    level: str
+    duration: int  # seconds, from redemption
+    note: str | None
+    status: str  # 'unused' or 'used'
+    banned_reason: str | None
+    generated_by: str
+    created_at: int
+    used_at: int | None
+    used_by_user_id: int | None
+    used_by: str | None
+
 
 # Which keys a filter selects; the names match the `status` values the API accepts.
 FILTERS: dict[str, str] = {
@@ -75,26 +93,28 @@ async def insert(
     return key_id
 
 
-async def find(db: Executor, app_id: int, key: str, *, reseller_id: int | None = None) -> Row | None:
+async def find(db: Executor, app_id: int, key: str, *, reseller_id: int | None = None) -> KeyRow | None:
     mine, mine_args = _creator(reseller_id)
-    return await db.fetch_one(
+    row = await db.fetch_one(
         f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ? AND key = ?{mine}", app_id, key, *mine_args
     )
+    return cast("KeyRow | None", row)
 
 
 async def find_many(
     db: Executor, app_id: int, keys: Sequence[str], *, reseller_id: int | None = None
-) -> list[Row]:
+) -> list[KeyRow]:
     if not keys:
         return []
     mine, mine_args = _creator(reseller_id)
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ? AND key IN ({_marks(len(keys))}){mine} "
         "ORDER BY id",
         app_id,
         *keys,
         *mine_args,
     )
+    return cast("list[KeyRow]", rows)
 
 
 async def delete_grants_of(db: Executor, key_ids: Sequence[int]) -> int:
@@ -139,21 +159,23 @@ async def count(db: Executor, app_id: int, which: str, *, reseller_id: int | Non
 
 async def list_keys(
     db: Executor, app_id: int, which: str, limit: int | None, offset: int, *, reseller_id: int | None = None
-) -> list[Row]:
+) -> list[KeyRow]:
     """Oldest first; every matching key when `limit` is None."""
     mine, mine_args = _creator(reseller_id)
     sql = f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ?{FILTERS[which]}{mine} ORDER BY id"
     if limit is None:
-        return await db.fetch_all(sql, app_id, *mine_args)
-    return await db.fetch_all(sql + " LIMIT ? OFFSET ?", app_id, *mine_args, limit, offset)
+        rows = await db.fetch_all(sql, app_id, *mine_args)
+    else:
+        rows = await db.fetch_all(sql + " LIMIT ? OFFSET ?", app_id, *mine_args, limit, offset)
+    return cast("list[KeyRow]", rows)
 
 
 async def list_redeemed(
     db: Executor, app_id: int, limit: int, offset: int, *, reseller_id: int | None = None
-) -> list[Row]:
+) -> list[KeyRow]:
     """Redeemed keys, the most recent redemption first."""
     mine, mine_args = _creator(reseller_id)
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         f"SELECT {COLUMNS} FROM license_keys WHERE app_id = ?{FILTERS['redeemed']}{mine} "
         "ORDER BY used_at DESC, id DESC LIMIT ? OFFSET ?",
         app_id,
@@ -161,6 +183,7 @@ async def list_redeemed(
         limit,
         offset,
     )
+    return cast("list[KeyRow]", rows)
 
 
 async def add_time_to_unused(

@@ -71,7 +71,7 @@ class AccountRow(UserRow):
     grant_key: str | None
 
 
-class KeyRow(AccountRow):
+class KeyUserRow(AccountRow):
     """A row of `key_with_user`: the key, then (None while `used_by_user_id` is None) its user."""
 
     id: int
@@ -108,7 +108,7 @@ async def user_by_name(db: Executor, app_id: int, key: str) -> list[AccountRow]:
     return cast("list[AccountRow]", rows)
 
 
-async def key_with_user(db: Executor, app_id: int, key: str) -> list[KeyRow]:
+async def key_with_user(db: Executor, app_id: int, key: str) -> list[KeyUserRow]:
     """The license key and, if it was redeemed, the user it made with their HWIDs and grants, in
     one round trip (one row per grant). Empty when no such key exists."""
     rows = await db.fetch_all(
@@ -119,7 +119,7 @@ async def key_with_user(db: Executor, app_id: int, key: str) -> list[KeyRow]:
         app_id,
         key,
     )
-    return cast("list[KeyRow]", rows)
+    return cast("list[KeyUserRow]", rows)
 
 
 async def grants(db: Executor, user_id: int) -> list[GrantRow]:

@@ -15,6 +15,7 @@ from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 from licensegate.operations.seller.registry import SellerCall, registry
+from licensegate.store.licenses import KeyRow
 
 GROUP = "License"
 AREA: Area = "licenses"
@@ -42,6 +43,55 @@ KEY_ENTRY = (
 )
 EXPIRY = Param("expiry", "float", required=True, maximum=licenses.MAX_DAYS, max_length=24)
 EXPORT_RETURNS = {"keys": KEY_ENTRY, "count": "how many keys match in total (all pages)"}
+
+
+# --- KeyAuth's field names ---------------------------------------------------------------------
+
+
+def export_entry(row: KeyRow) -> dict[str, Any]:
+    """A key as fetchallkeys lists it."""
+    return {
+        "id": str(row["id"]),
+        "key": row["key"],
+        "note": row["note"],
+        "expires": row["duration"],
+        "status": licenses.status_text(row),
+        "level": row["level"],
+        "genby": row["generated_by"],
+        "gendate": row["created_at"],
+        "usedon": row["used_at"],
+        "usedby": row["used_by"],
+        "banned": row["banned_reason"],
+    }
+
+
+def used_entry(row: KeyRow) -> dict[str, Any]:
+    """A redeemed key as fetchusedkeys lists it."""
+    return {
+        "key": row["key"],
+        "usedby": row["used_by"],
+        "usedon": row["used_at"],
+        "level": row["level"],
+        "note": row["note"],
+    }
+
+
+def info_fields(details: licenses.KeyInfo) -> dict[str, Any]:
+    """One key as info answers it."""
+    row = details.key
+    return {
+        "key": row["key"],
+        "duration": row["duration"],
+        "hwid": details.hwids,
+        "note": row["note"],
+        "status": licenses.status_text(row),
+        "level": row["level"],
+        "createdby": row["generated_by"],
+        "usedby": row["used_by"],
+        "usedon": row["used_at"],
+        "creationdate": row["created_at"],
+        "banned": row["banned_reason"],
+    }
 
 
 def _keys_text(body: dict[str, Any]) -> str:
@@ -245,7 +295,8 @@ async def delete_for_subscription(call: SellerCall) -> dict[str, Any]:
 async def _export(call: SellerCall, which: str | None) -> dict[str, Any]:
     paged = "page" in call.args or "limit" in call.args
     limit, offset = paging(call.args) if paged else (None, 0)
-    keys, count = await licenses.export(call.db, call.scope, which, limit, offset)
+    rows, count = await licenses.export(call.db, call.scope, which, limit, offset)
+    keys = [export_entry(row) for row in rows]
     return {"message": "Successfully Retrieved Licenses", "keys": keys, "count": count}
 
 
@@ -307,7 +358,8 @@ async def export_used(call: SellerCall) -> dict[str, Any]:
 async def fetch_used(call: SellerCall) -> dict[str, Any]:
     """Redeemed keys (banned ones included) with who redeemed them and when, one page at a time."""
     limit, offset = paging(call.args)
-    keys, count = await licenses.used_keys(call.db, call.scope, limit, offset)
+    rows, count = await licenses.used_keys(call.db, call.scope, limit, offset)
+    keys = [used_entry(row) for row in rows]
     return {"message": "Successfully retrieved used licenses", "keys": keys, "count": count}
 
 
@@ -368,7 +420,7 @@ async def add_time(call: SellerCall) -> dict[str, Any]:
 async def get_info(call: SellerCall) -> dict[str, Any]:
     """Everything about one key."""
     details = await licenses.info(call.db, call.scope, call.args.text("key"))
-    return {"message": "Successfully retrieved license information", **details}
+    return {"message": "Successfully retrieved license information", **info_fields(details)}
 
 
 @registry.operation(
