@@ -30,7 +30,7 @@ from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
 from licensegate.store.licenses import SORTS as SORTS  # the dashboard's list is made of these
 from licensegate.store.licenses import KeyQuery as KeyQuery
-from licensegate.store.licenses import KeyRow
+from licensegate.store.licenses import KeyRow as KeyRow  # the rows it returns
 
 SECONDS_PER_DAY = 86400
 MAX_AMOUNT = 100

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from licensegate.domain import errorcodes, subscriptions, team, tokens
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.paging import Page, PageRequest, Position, finish
 from licensegate.domain.permissions import Scope
-from licensegate.domain.timefmt import datetime_text, unix_text
+from licensegate.domain.timefmt import unix_text
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox
 from licensegate.store import apps as app_store
@@ -28,8 +28,11 @@ from licensegate.store import logins as login_store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
+from licensegate.store.grants import ActiveGrant
 from licensegate.store.users import SORTS as SORTS  # the dashboard's list is made of these
+from licensegate.store.users import UserDetails as UserDetails  # the rows it returns
 from licensegate.store.users import UserQuery as UserQuery
+from licensegate.store.users import UserRef
 
 
 async def ban(
@@ -176,7 +179,7 @@ def _clock_base(sub: Row, now: int) -> int:
     return now if paused_at is None else paused_at
 
 
-async def get(db: Executor, scope: Scope, username: str) -> Row:
+async def get(db: Executor, scope: Scope, username: str) -> UserRef:
     row = await store.find(db, scope.app_id, username, reseller_id=scope.reseller_id)
     if row is None:
         raise errorcodes.USER_NOT_FOUND(username=username)
@@ -257,37 +260,21 @@ async def delete_expired(db: Executor, scope: Scope, now: int) -> int:
     return await store.delete_expired(db, scope.app_id, now, reseller_id=scope.reseller_id)
 
 
-def _when(unix_seconds: int | None) -> str | None:
-    return None if unix_seconds is None else unix_text(unix_seconds)
+class UserPage(NamedTuple):
+    """One page of users (never their password hashes), their HWIDs by user id, and how many
+    users there are in all."""
+
+    users: list[UserDetails]
+    hwids: dict[int, list[str]]
+    total: int
 
 
-def _created(unix_seconds: int) -> str:
-    return datetime_text(unix_seconds)
-
-
-async def list_page(
-    db: Executor, scope: Scope, *, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
-    """One page of users (never their password hashes) and the total number of users."""
+async def list_page(db: Executor, scope: Scope, *, limit: int, offset: int) -> UserPage:
     rows = await store.page(db, scope.app_id, limit=limit, offset=offset, reseller_id=scope.reseller_id)
     hwids = await store.hwids_of_page(
         db, scope.app_id, limit=limit, offset=offset, reseller_id=scope.reseller_id
     )
-    users = [
-        {
-            "id": str(row["id"]),
-            "username": row["username"],
-            "email": row["email"],
-            "hwids": hwids.get(row["id"], []),
-            "ip": row["last_ip"],
-            "createdate": _created(row["created_at"]),
-            "lastlogin": _when(row["last_login_at"]),
-            "banned": row["banned_reason"],
-            "created_by": row["created_by"],
-        }
-        for row in rows
-    ]
-    return users, await store.count(db, scope.app_id, reseller_id=scope.reseller_id)
+    return UserPage(rows, hwids, await store.count(db, scope.app_id, reseller_id=scope.reseller_id))
 
 
 async def list_usernames(db: Executor, scope: Scope, *, limit: int, offset: int) -> tuple[list[str], int]:
@@ -313,35 +300,20 @@ async def exists(db: Executor, scope: Scope, username: str) -> bool:
     return await store.find(db, scope.app_id, username, reseller_id=scope.reseller_id) is not None
 
 
-async def details(db: Executor, scope: Scope, username: str, now: int) -> dict[str, Any]:
-    """One user's data, with only the subscriptions running now."""
+class UserData(NamedTuple):
+    """One user, the grants running now and their HWIDs."""
+
+    user: UserDetails
+    grants: list[ActiveGrant]
+    hwids: list[str]
+
+
+async def details(db: Executor, scope: Scope, username: str, now: int) -> UserData:
     row = await store.details(db, scope.app_id, username, reseller_id=scope.reseller_id)
     if row is None:
         raise errorcodes.USER_NOT_FOUND(username=username)
     grants = await grant_store.active_for_user(db, row["id"], now)
-    return {
-        "username": row["username"],
-        "email": row["email"],
-        "subscriptions": [
-            {
-                "subscription": grant["name"],
-                "expiry": unix_text(grant["expires_at"]),
-                "timeleft": grant["expires_at"] - now,
-            }
-            for grant in grants
-        ],
-        "ip": row["last_ip"],
-        "hwids": await store.hwids(db, row["id"]),
-        "hwid_lock": row["hwid_lock"],
-        "cooldown": row["hwid_cooldown"],
-        "createdate": _created(row["created_at"]),
-        "lastlogin": _when(row["last_login_at"]),
-        "banned": row["banned_reason"],
-        "created_by": row["created_by"],
-        "failed_logins": row["failed_logins"],
-        "locked_until": _when(row["locked_until"]) if (row["locked_until"] or 0) > now else None,
-        "lockouts": row["lockouts"],
-    }
+    return UserData(row, grants, await store.hwids(db, row["id"]))
 
 
 async def ban_by_name(

@@ -9,6 +9,8 @@ has": extending adds to them and only users without one count as expired.
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 from licensegate.store.freezes import APP_PAUSE, SUB_PAUSE, give_back
 from licensegate.store.subscriptions import ACTIVE_GRANT
@@ -147,12 +149,18 @@ async def delete_for_user(db: Executor, user_id: int, sub_id: int) -> int:
     )
 
 
-async def active_for_user(db: Executor, user_id: int, now: int) -> list[Row]:
-    return await db.fetch_all(
+class ActiveGrant(TypedDict):
+    name: str  # the subscription's
+    expires_at: int
+
+
+async def active_for_user(db: Executor, user_id: int, now: int) -> list[ActiveGrant]:
+    rows = await db.fetch_all(
         f"SELECT s.name, us.expires_at {_JOIN} WHERE us.user_id = ? AND {ACTIVE_GRANT} ORDER BY us.id",
         user_id,
         now,
     )
+    return cast("list[ActiveGrant]", rows)
 
 
 def _listing_filter(user_id: int | None, reseller_id: int | None) -> tuple[str, list[int]]:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from licensegate.store import bulk, overview
 from licensegate.store.database import Executor, Row
@@ -30,28 +30,31 @@ _KEY = (
 )
 
 
-async def find(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> Row | None:
+class UserRef(TypedDict):
+    """A user as `find` and `find_by_id` read them."""
+
+    id: int
+    username: str
+    banned_reason: str | None
+    last_ip: str | None
+    password_hash: str | None
+
+
+_REF = "SELECT id, username, banned_reason, last_ip, password_hash FROM users"
+
+
+async def find(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> UserRef | None:
     mine, mine_args = _owned(reseller_id)
-    return await db.fetch_one(
-        "SELECT id, username, banned_reason, last_ip, password_hash FROM users "
-        f"WHERE app_id = ? AND username = ?{mine}",
-        app_id,
-        username,
-        *mine_args,
-    )
+    row = await db.fetch_one(f"{_REF} WHERE app_id = ? AND username = ?{mine}", app_id, username, *mine_args)
+    return cast("UserRef | None", row)
 
 
 async def find_by_id(
     db: Executor, app_id: int, user_id: int, *, reseller_id: int | None = None
-) -> Row | None:
+) -> UserRef | None:
     mine, mine_args = _owned(reseller_id)
-    return await db.fetch_one(
-        "SELECT id, username, banned_reason, last_ip, password_hash FROM users "
-        f"WHERE app_id = ? AND id = ?{mine}",
-        app_id,
-        user_id,
-        *mine_args,
-    )
+    row = await db.fetch_one(f"{_REF} WHERE app_id = ? AND id = ?{mine}", app_id, user_id, *mine_args)
+    return cast("UserRef | None", row)
 
 
 async def hwids(db: Executor, user_id: int) -> list[str]:
@@ -74,6 +77,25 @@ _DETAIL_COLUMNS = (
     "id, username, email, banned_reason, created_at, last_login_at, last_ip, created_by, "
     "hwid_lock, hwid_cooldown, hwid_reset_at, failed_logins, locked_until, lockouts"
 )
+
+
+class UserDetails(TypedDict):
+    """A row of `_DETAIL_COLUMNS` (never the password hash)."""
+
+    id: int
+    username: str
+    email: str | None
+    banned_reason: str | None
+    created_at: int
+    last_login_at: int | None
+    last_ip: str | None
+    created_by: str
+    hwid_lock: int
+    hwid_cooldown: int | None
+    hwid_reset_at: int | None
+    failed_logins: int
+    locked_until: int | None
+    lockouts: int
 
 
 async def insert(
@@ -114,14 +136,17 @@ async def insert(
     return user_id
 
 
-async def details(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> Row | None:
+async def details(
+    db: Executor, app_id: int, username: str, *, reseller_id: int | None = None
+) -> UserDetails | None:
     mine, mine_args = _owned(reseller_id)
-    return await db.fetch_one(
+    row = await db.fetch_one(
         f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ? AND username = ?{mine}",
         app_id,
         username,
         *mine_args,
     )
+    return cast("UserDetails | None", row)
 
 
 async def count(db: Executor, app_id: int, *, reseller_id: int | None = None) -> int:
@@ -134,15 +159,16 @@ async def count(db: Executor, app_id: int, *, reseller_id: int | None = None) ->
 
 async def page(
     db: Executor, app_id: int, *, limit: int, offset: int, reseller_id: int | None = None
-) -> list[Row]:
+) -> list[UserDetails]:
     mine, mine_args = _owned(reseller_id)
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         f"SELECT {_DETAIL_COLUMNS} FROM users WHERE app_id = ?{mine} ORDER BY id LIMIT ? OFFSET ?",
         app_id,
         *mine_args,
         limit,
         offset,
     )
+    return cast("list[UserDetails]", rows)
 
 
 async def usernames(

@@ -15,7 +15,6 @@ from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 from licensegate.operations.seller.registry import SellerCall, registry
-from licensegate.store.licenses import KeyRow
 
 GROUP = "License"
 AREA: Area = "licenses"
@@ -48,7 +47,7 @@ EXPORT_RETURNS = {"keys": KEY_ENTRY, "count": "how many keys match in total (all
 # --- KeyAuth's field names ---------------------------------------------------------------------
 
 
-def export_entry(row: KeyRow) -> dict[str, Any]:
+def export_entry(row: licenses.KeyRow) -> dict[str, Any]:
     """A key as fetchallkeys lists it."""
     return {
         "id": str(row["id"]),
@@ -65,7 +64,7 @@ def export_entry(row: KeyRow) -> dict[str, Any]:
     }
 
 
-def used_entry(row: KeyRow) -> dict[str, Any]:
+def used_entry(row: licenses.KeyRow) -> dict[str, Any]:
     """A redeemed key as fetchusedkeys lists it."""
     return {
         "key": row["key"],

@@ -10,6 +10,7 @@ from typing import Any
 
 from licensegate.domain import users
 from licensegate.domain.permissions import Area
+from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.operations.declarations import LIMIT, PAGE, Param, paging
 from licensegate.operations.seller.registry import SellerCall, registry
 
@@ -21,6 +22,57 @@ USER = Param("user", required=True, max_length=MAX_NAME, doc="username")
 USER_OR_ALL = Param("user", required=True, max_length=MAX_NAME, doc="username, or `all` for every user")
 SUB = Param("sub", required=True, max_length=MAX_NAME, doc="subscription name")
 PAUSE_USER = Param("username", required=True, max_length=MAX_NAME, aliases=("user",), doc="username")
+
+
+# --- KeyAuth's field names ---------------------------------------------------------------------
+
+
+def _when(unix_seconds: int | None) -> str | None:
+    return None if unix_seconds is None else unix_text(unix_seconds)
+
+
+def user_entry(row: users.UserDetails, hwids: list[str]) -> dict[str, Any]:
+    """A user as fetchallusers lists them."""
+    return {
+        "id": str(row["id"]),
+        "username": row["username"],
+        "email": row["email"],
+        "hwids": hwids,
+        "ip": row["last_ip"],
+        "createdate": datetime_text(row["created_at"]),
+        "lastlogin": _when(row["last_login_at"]),
+        "banned": row["banned_reason"],
+        "created_by": row["created_by"],
+    }
+
+
+def data_fields(found: users.UserData, now: int) -> dict[str, Any]:
+    """One user as userdata answers them, with only the subscriptions running now."""
+    row = found.user
+    locked_until = row["locked_until"]
+    return {
+        "username": row["username"],
+        "email": row["email"],
+        "subscriptions": [
+            {
+                "subscription": grant["name"],
+                "expiry": unix_text(grant["expires_at"]),
+                "timeleft": grant["expires_at"] - now,
+            }
+            for grant in found.grants
+        ],
+        "ip": row["last_ip"],
+        "hwids": found.hwids,
+        "hwid_lock": row["hwid_lock"],
+        "cooldown": row["hwid_cooldown"],
+        "createdate": datetime_text(row["created_at"]),
+        "lastlogin": _when(row["last_login_at"]),
+        "banned": row["banned_reason"],
+        "created_by": row["created_by"],
+        "failed_logins": row["failed_logins"],
+        "locked_until": _when(locked_until) if (locked_until or 0) > now else None,
+        "lockouts": row["lockouts"],
+    }
 
 
 def _usernames_text(body: dict[str, Any]) -> str:
@@ -146,8 +198,9 @@ async def delete_expired(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the application's users. With format=text: the page's usernames, one a line."""
     limit, offset = paging(call.args)
-    found, total = await users.list_page(call.db, call.scope, limit=limit, offset=offset)
-    return {"message": "Successfully Retrieved Users", "users": found, "count": total}
+    page = await users.list_page(call.db, call.scope, limit=limit, offset=offset)
+    found = [user_entry(row, page.hwids.get(row["id"], [])) for row in page.users]
+    return {"message": "Successfully Retrieved Users", "users": found, "count": page.total}
 
 
 @registry.operation(
@@ -226,8 +279,9 @@ async def exists(call: SellerCall) -> dict[str, Any]:
 )
 async def data(call: SellerCall) -> dict[str, Any]:
     """One user's data."""
-    found = await users.details(call.db, call.scope, call.args.text("user"), call.now())
-    return {"message": "Successfully retrieved user data", **found}
+    now = call.now()
+    found = await users.details(call.db, call.scope, call.args.text("user"), now)
+    return {"message": "Successfully retrieved user data", **data_fields(found, now)}
 
 
 @registry.operation(
