@@ -18,6 +18,7 @@ from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor
+from licensegate.store.sessions import ListedSession as ListedSession  # the rows it lists
 from licensegate.store.sessions import LoginRecord
 
 ONLINE_LIMIT = 1000  # fetchOnline lists at most this many users
@@ -147,24 +148,13 @@ async def end(db: Executor, session_id: str) -> None:
 
 async def list_page(
     db: Executor, app_id: int, *, now: int, include_expired: bool, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[ListedSession], int]:
     """One page of sessions, newest first, and the total number (unexpired only, unless
     `include_expired`)."""
     rows = await store.list_page(
         db, app_id, now=now, include_expired=include_expired, limit=limit, offset=offset
     )
-    sessions = [
-        {
-            "id": row["id"],
-            "credential": row["credential"],
-            "created": row["created_at"],
-            "expiry": row["expires_at"],
-            "validated": 1 if row["validated"] else 0,
-            "ip": row["ip"],
-        }
-        for row in rows
-    ]
-    return sessions, await store.count(db, app_id, now=now, include_expired=include_expired)
+    return rows, await store.count(db, app_id, now=now, include_expired=include_expired)
 
 
 async def count_live(db: Executor, app_id: int, now: int) -> tuple[int, int]:

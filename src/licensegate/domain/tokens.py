@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import NamedTuple
 
 from licensegate import ids
 from licensegate.domain import errorcodes
 from licensegate.secretbox import SecretBox
 from licensegate.store import tokens as store
 from licensegate.store.database import Executor
+from licensegate.store.tokens import TokenRow
 
 SEALED = "tokens.token"
 KINDS = ("license", "user")
@@ -88,25 +89,18 @@ async def list_page(
     state: str | None,
     limit: int,
     offset: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[ListedToken], int]:
+    """A page of tokens, oldest first, each with its text opened, and how many match."""
     rows = await store.list_page(
         db, app_id, kind=kind, state=state, search=search, limit=limit, offset=offset
     )
     total = await store.count(db, app_id, kind=kind, state=state, search=search)
-    return [
-        {
-            "token": box.open(row["token_sealed"], SEALED),
-            "type": row["kind"],
-            "assigned": row["assigned"],
-            "banned": row["banned_reason"] is not None,
-            "reason": row["banned_reason"],
-            "hash": row["file_hash"],
-            "status": "Used" if row["used_at"] is not None else "Not Used",
-            "used_at": row["used_at"],
-            "created_at": row["created_at"],
-        }
-        for row in rows
-    ], total
+    return [ListedToken(row, box.open(row["token_sealed"], SEALED)) for row in rows], total
+
+
+class ListedToken(NamedTuple):
+    row: TokenRow
+    token: str  # its text, opened
 
 
 def _hash_of(token: str) -> str:

@@ -4,7 +4,7 @@ settings along in the same round trip), and the seller lists, counts and ends th
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypedDict, cast
 
 from licensegate.store import apps, bulk
 from licensegate.store.database import Executor, Row
@@ -12,25 +12,38 @@ from licensegate.store.database import Executor, Row
 _LIVE = "app_id = ? AND expires_at > ?"
 
 
+class ListedSession(TypedDict):
+    """A session as `list_page` lists it (`id`: the digest of the id the client holds)."""
+
+    id: str
+    credential: str | None
+    created_at: int
+    expires_at: int
+    validated: int
+    ip: str
+
+
 async def list_page(
     db: Executor, app_id: int, *, now: int, include_expired: bool, limit: int, offset: int
-) -> list[Row]:
+) -> list[ListedSession]:
     """Newest first."""
     columns = "SELECT id, credential, created_at, expires_at, validated, ip FROM sessions"
     if include_expired:
-        return await db.fetch_all(
+        rows = await db.fetch_all(
             f"{columns} WHERE app_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
             app_id,
             limit,
             offset,
         )
-    return await db.fetch_all(
-        f"{columns} WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-        app_id,
-        now,
-        limit,
-        offset,
-    )
+    else:
+        rows = await db.fetch_all(
+            f"{columns} WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            app_id,
+            now,
+            limit,
+            offset,
+        )
+    return cast("list[ListedSession]", rows)
 
 
 async def count(db: Executor, app_id: int, *, now: int, include_expired: bool) -> int:

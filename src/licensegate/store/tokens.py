@@ -3,9 +3,26 @@ SHA-256 of the token; the token itself is kept sealed so the seller can ship it.
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 
 COLUMNS = "t.id, t.token_sealed, t.kind, t.assigned, t.banned_reason, t.file_hash, t.used_at, t.created_at"
+
+
+class TokenRow(TypedDict):
+    """A row of `COLUMNS`."""
+
+    id: int
+    token_sealed: str
+    kind: str  # 'license' or 'user'
+    assigned: str
+    banned_reason: str | None
+    file_hash: str | None
+    used_at: int | None
+    created_at: int
+
+
 # What a token's state filter means in SQL (fixed fragments only).
 STATES = {
     "banned": "t.banned_reason IS NOT NULL",
@@ -73,11 +90,12 @@ async def list_page(
     search: str | None,
     limit: int,
     offset: int,
-) -> list[Row]:
+) -> list[TokenRow]:
     where, args = _filters(app_id, kind, state, search)
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         f"SELECT {COLUMNS} FROM tokens t WHERE {where} ORDER BY t.id LIMIT ? OFFSET ?", *args, limit, offset
     )
+    return cast("list[TokenRow]", rows)
 
 
 async def count(db: Executor, app_id: int, *, kind: str | None, state: str | None, search: str | None) -> int:

@@ -39,7 +39,7 @@ IP = Param("ip", required=True, max_length=64, doc="an IPv4 or IPv6 address")
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the application's unexpired sessions (with all=1, expired ones too)."""
     limit, offset = paging(call.args)
-    found, total = await sessions.list_page(
+    rows, total = await sessions.list_page(
         call.db,
         call.app_id,
         now=call.now(),
@@ -47,7 +47,20 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
         limit=limit,
         offset=offset,
     )
+    found = [session_entry(row) for row in rows]
     return {"message": "Successfully retrieved sessions", "sessions": found, "count": total}
+
+
+def session_entry(row: sessions.ListedSession) -> dict[str, Any]:
+    """A session as fetchallsessions lists it."""
+    return {
+        "id": row["id"],
+        "credential": row["credential"],
+        "created": row["created_at"],
+        "expiry": row["expires_at"],
+        "validated": 1 if row["validated"] else 0,
+        "ip": row["ip"],
+    }
 
 
 @registry.operation(

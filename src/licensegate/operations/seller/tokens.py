@@ -36,7 +36,7 @@ TOKEN = Param("token", required=True, max_length=128, secret=True, doc="the toke
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """A page of the application's tokens (an empty list when none match)."""
     limit, offset = paging(call.args)
-    found, total = await tokens.list_page(
+    listed, total = await tokens.list_page(
         call.db,
         call.services.secrets,
         call.app_id,
@@ -46,7 +46,24 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
         limit=limit,
         offset=offset,
     )
+    found = [token_entry(token) for token in listed]
     return {"message": "Successfully retrieved tokens", "tokens": found, "count": total}
+
+
+def token_entry(listed: tokens.ListedToken) -> dict[str, Any]:
+    """A token as fetchalltokens lists it."""
+    row = listed.row
+    return {
+        "token": listed.token,
+        "type": row["kind"],
+        "assigned": row["assigned"],
+        "banned": row["banned_reason"] is not None,
+        "reason": row["banned_reason"],
+        "hash": row["file_hash"],
+        "status": "Used" if row["used_at"] is not None else "Not Used",
+        "used_at": row["used_at"],
+        "created_at": row["created_at"],
+    }
 
 
 @registry.operation(
