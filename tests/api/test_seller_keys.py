@@ -44,6 +44,7 @@ async def test_fetchallsellerkeys_lists_without_secrets(seller: Seller) -> None:
         "permissions",
         "created_at",
         "last_used_at",
+        "last_used_ip",
         "current",
         "account",
         "role",
@@ -53,6 +54,7 @@ async def test_fetchallsellerkeys_lists_without_secrets(seller: Seller) -> None:
     team_key = (await seller.ok("fetchallsellerkeys"))["keys"][-1]
     assert (team_key["account"], team_key["role"]) == ("mo", "manager")
     assert keys[0]["last_used_at"] is not None
+    assert keys[0]["last_used_ip"]  # the address of that call
 
 
 async def test_delsellerkey_revokes_at_once(seller: Seller) -> None:

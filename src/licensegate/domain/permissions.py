@@ -152,6 +152,7 @@ class SellerIdentity:
     member_username: str | None = None
     key_levels: tuple[str, ...] = ()  # resellers: the levels they may sell (empty: any)
     key_id: int | None = None  # the seller key used (None: signed in to an account)
+    key_name: str | None = None  # that key's name (its prefix when it has none)
 
     @property
     def acting_account_id(self) -> int:
@@ -185,13 +186,16 @@ def require_within(identity: SellerIdentity, areas: int, action: str) -> None:
         raise errorcodes.BEYOND_OWN_AREAS(action=action, areas=", ".join(names(beyond)))
 
 
-def identity_of(row: Row, *, granted: int, key_id: int | None = None) -> SellerIdentity:
+def identity_of(
+    row: Row, *, granted: int, key_id: int | None = None, key_name: str | None = None
+) -> SellerIdentity:
     """The identity described by a caller row (`store.sellerkeys.find_caller`,
     `store.team.find_caller`): the owner with the areas `granted`, or a team member with them
     narrowed by its role. A team account no longer on the application's team, or disabled, is
     refused."""
     base: dict[str, Any] = {
         "key_id": key_id,
+        "key_name": key_name,
         "app_id": row["app_id"],
         "app_name": row["app_name"],
         "ownerid": row["ownerid"],

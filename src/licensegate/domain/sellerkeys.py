@@ -64,23 +64,26 @@ class FailureLimit:
 
 
 async def authenticate_from(
-    db: Executor, key: str | None, now: int, address: str, limit: FailureLimit
+    db: Executor, key: str | None, now: int, address: str, limit: FailureLimit, *, ip: str | None = None
 ) -> SellerIdentity:
-    """`authenticate`, for a caller at `address`: one that presented too many wrong keys (malformed
-    or unknown) in the window is refused (429 `rate_limited`) before its key is even looked at."""
+    """`authenticate`, for a caller at `address` (its rate-limit bucket; `ip`: its address as
+    the key's last use records it): one that presented too many wrong keys (malformed or unknown)
+    in the window is refused (429 `rate_limited`) before its key is even looked at."""
     bucket = f"seller-key-failures:{address}"
     retry_after = await limit.limiter.peek(bucket, limit.failures, limit.window)
     if retry_after:
         raise RateLimited(retry_after, "Too many wrong seller keys from this address; try again later.")
     try:
-        return await authenticate(db, key, now)
+        return await authenticate(db, key, now, ip)
     except Refusal as refusal:
         if refusal.error in WRONG_KEY_ERRORS:
             await limit.limiter.hit(bucket, limit.failures, limit.window)
         raise
 
 
-async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentity:
+async def authenticate(db: Executor, key: str | None, now: int, ip: str | None = None) -> SellerIdentity:
+    """The identity a seller key opens; its last use (time and address, `ip`) is written at most
+    once a minute."""
     if key is None or key.strip() == "":
         raise errorcodes.MISSING_SELLER_KEY()
     key = key.strip()
@@ -91,12 +94,14 @@ async def authenticate(db: Executor, key: str | None, now: int) -> SellerIdentit
         raise errorcodes.UNKNOWN_SELLER_KEY()
     if row["account_disabled"]:
         raise errorcodes.ACCOUNT_DISABLED()
-    identity = perms.identity_of(row, granted=row["permissions"], key_id=row["key_id"])
+    identity = perms.identity_of(
+        row, granted=row["permissions"], key_id=row["key_id"], key_name=row["key_name"] or row["key_prefix"]
+    )
     last_used = row["last_used_at"]
     if last_used is None or now - last_used >= TOUCH_INTERVAL:
         # Bookkeeping: a database that can be read but not written (a full disk) still serves reads.
         with contextlib.suppress(DatabaseUnavailable):
-            await store.touch(db, row["key_id"], now)
+            await store.touch(db, row["key_id"], now, ip)
     return identity
 
 
@@ -115,6 +120,7 @@ async def list_keys(db: Executor, identity: SellerIdentity) -> list[dict[str, An
             "permissions": perms.names(row["permissions"]),
             "created_at": row["created_at"],
             "last_used_at": row["last_used_at"],
+            "last_used_ip": row["last_used_ip"],
             "current": row["id"] == identity.key_id,
             # None: the owner's key; otherwise the reseller or manager it acts as.
             "account": row["account"],

@@ -84,8 +84,11 @@ async def record(
     params: Mapping[str, Any],
     status: int,
     now: int,
+    key_id: int | None = None,
+    key_name: str | None = None,
 ) -> None:
-    """Append one call; `params` must already be redacted."""
+    """Append one call (made with the seller key `key_id` called `key_name`, or None: signed in
+    to an account); `params` must already be redacted."""
     await store.insert(
         db,
         app_id=app_id,
@@ -94,6 +97,8 @@ async def record(
         params=orjson.dumps(dict(params), default=str).decode(),
         status=status,
         now=now,
+        key_id=key_id,
+        key_name=key_name,
     )
 
 

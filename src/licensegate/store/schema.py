@@ -155,6 +155,7 @@ seller_keys = sa.Table(
     sa.Column("permissions", sa.BigInteger, nullable=False),
     _time("created_at", nullable=False),
     _time("last_used_at"),
+    _text("last_used_ip"),  # the address of the call that last wrote `last_used_at`
     sa.UniqueConstraint("key_hash"),
 )
 
@@ -679,6 +680,10 @@ audit_log = sa.Table(
     _text("entry_hash"),
     sa.Index(None, "app_id", "id"),
     sa.Index(None, "app_id", "target", "created_at"),  # a user's timeline
+    # The Audit log page's filters, each paged by id.
+    sa.Index(None, "app_id", "actor", "id"),
+    sa.Index(None, "app_id", "action", "id"),
+    sa.Index(None, "app_id", "target", "id"),
 )
 
 seller_log = sa.Table(
@@ -691,5 +696,13 @@ seller_log = sa.Table(
     _text("params", nullable=False),  # JSON, with secrets removed
     sa.Column("status", sa.Integer, nullable=False),  # the HTTP status the call was answered with
     _time("created_at", nullable=False),
+    # The seller key that called (no foreign key: the entry outlives a revoked key) and its name
+    # then; NULL: a call signed in to an account (the dashboard, the command line).
+    sa.Column("key_id", sa.BigInteger),
+    _text("key_name"),
     sa.Index(None, "app_id", "id"),
+    # The Seller log page's filters, each paged by id.
+    sa.Index(None, "app_id", "operation", "id"),
+    sa.Index(None, "app_id", "status", "id"),
+    sa.Index(None, "app_id", "key_id", "id"),
 )

@@ -35,7 +35,8 @@ async def find_caller(db: Executor, key_hash: str) -> Row | None:
     """Everything a seller call needs to know about its caller, in one indexed lookup: the key,
     its application and owner, and, for a team member's key, the member's account and team row."""
     return await db.fetch_one(
-        "SELECT k.id AS key_id, k.permissions, k.last_used_at, a.id AS app_id, a.name AS app_name, "
+        "SELECT k.id AS key_id, k.name AS key_name, k.prefix AS key_prefix, k.permissions, "
+        "k.last_used_at, a.id AS app_id, a.name AS app_name, "
         "a.ownerid, a.seller_log, a.account_id, o.disabled AS account_disabled, o.username AS owner, "
         "k.account_id AS member_account_id, m.username AS member_username, m.role AS member_role, "
         "m.disabled AS member_disabled, t.app_id AS member_app_id, t.permissions AS member_permissions, "
@@ -48,13 +49,15 @@ async def find_caller(db: Executor, key_hash: str) -> Row | None:
     )
 
 
-async def touch(db: Executor, key_id: int, now: int) -> None:
-    await db.execute("UPDATE seller_keys SET last_used_at = ? WHERE id = ?", now, key_id)
+async def touch(db: Executor, key_id: int, now: int, ip: str | None) -> None:
+    await db.execute(
+        "UPDATE seller_keys SET last_used_at = ?, last_used_ip = ? WHERE id = ?", now, ip, key_id
+    )
 
 
 async def list_for_app(db: Executor, app_id: int) -> list[Row]:
     return await db.fetch_all(
-        "SELECT k.id, k.name, k.prefix, k.permissions, k.created_at, k.last_used_at, "
+        "SELECT k.id, k.name, k.prefix, k.permissions, k.created_at, k.last_used_at, k.last_used_ip, "
         "a.username AS account, a.role AS account_role FROM seller_keys k "
         "LEFT JOIN accounts a ON a.id = k.account_id WHERE k.app_id = ? ORDER BY k.id",
         app_id,

@@ -7,17 +7,28 @@ from licensegate.store.database import Executor, Row
 
 
 async def insert(
-    db: Executor, *, app_id: int, ip: str | None, operation: str, params: str, status: int, now: int
+    db: Executor,
+    *,
+    app_id: int,
+    ip: str | None,
+    operation: str,
+    params: str,
+    status: int,
+    now: int,
+    key_id: int | None,
+    key_name: str | None,
 ) -> None:
     await db.execute(
-        "INSERT INTO seller_log (app_id, ip, operation, params, status, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO seller_log (app_id, ip, operation, params, status, created_at, key_id, key_name) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         app_id,
         ip,
         operation,
         params,
         status,
         now,
+        key_id,
+        key_name,
     )
 
 

@@ -17,6 +17,7 @@ from licensegate.web.pages import (
     license_import,
     licenses,
     overview,
+    sellerkeys,
     signin,
     subscriptions,
     users,
@@ -72,6 +73,7 @@ def dashboard_app() -> ASGIApp:
         *users.ROUTES,
         *license_import.ROUTES,
         *details.ROUTES,
+        *sellerkeys.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

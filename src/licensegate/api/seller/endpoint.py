@@ -39,7 +39,7 @@ async def _caller(request: Request, services: Services, sellerkey: str | None) -
         services.limiter, settings.seller_key_failures, settings.seller_key_failure_window
     )
     identity = await sellerkeys.authenticate_from(
-        services.db, sellerkey, services.clock.now(), counted_as(ip), limit
+        services.db, sellerkey, services.clock.now(), counted_as(ip), limit, ip=ip
     )
     return Caller(
         identity,

@@ -156,6 +156,8 @@ async def _write_seller_log(
             params=sellerlog.redact(params, _secret_names(op)),
             status=status,
             now=services.clock.now(),
+            key_id=caller.identity.key_id,
+            key_name=caller.identity.key_name,
         )
     except Exception:
         log.exception("seller log entry not written: app %s, type %s, status %s", app_id, op.type, status)

@@ -74,7 +74,8 @@ async def add_key(call: SellerCall) -> dict[str, Any]:
     summary="List Seller Keys",
     area="sellerkeys",
     returns={
-        "keys": "[{id, name, prefix, permissions, created_at, last_used_at, current, account (the team "
+        "keys": "[{id, name, prefix, permissions, created_at, last_used_at, last_used_ip (the address "
+        "of that use), current, account (the team "
         "member a key acts as, or null for the owner's keys), role (owner, reseller or manager)}]"
     },
 )
