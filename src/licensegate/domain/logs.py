@@ -7,9 +7,8 @@ by an inclusive time range (the tamper log is filtered the same way), and clears
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -24,6 +23,7 @@ from licensegate.store import sessions as session_store
 from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor, Row
 from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
+from licensegate.store.logs import LogRow as LogRow  # the rows it lists
 from licensegate.store.logs import LogTable
 
 SECONDS_PER_DAY = 86400
@@ -155,32 +155,21 @@ async def listing(
     table: LogTable,
     app_id: int,
     where: LogFilter,
-    entry: Callable[[Row], dict[str, Any]],
     *,
     limit: int,
     offset: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """One page of a log table, newest first, each row as `entry` shows it, and how many rows the
-    filter matches in all (client logs here; tamper reports in `domain.tamper`)."""
+) -> tuple[list[Row], int]:
+    """One page of a log table, newest first, and how many rows the filter matches in all
+    (client logs here; tamper reports in `domain.tamper`)."""
     rows = await store.page(db, table, app_id, where, limit=limit, offset=offset)
-    return [entry(row) for row in rows], await store.count(db, table, app_id, where)
-
-
-def _entry(row: Row) -> dict[str, Any]:
-    return {
-        "id": str(row["id"]),
-        "logdata": row["message"],
-        "credential": row["credential"],
-        "pcuser": row["pcuser"],
-        "ip": row["ip"],
-        "logdate": row["created_at"],
-    }
+    return rows, await store.count(db, table, app_id, where)
 
 
 async def list_page(
     db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
-    return await listing(db, store.CLIENT_LOGS, app_id, where, _entry, limit=limit, offset=offset)
+) -> tuple[list[LogRow], int]:
+    rows, total = await listing(db, store.CLIENT_LOGS, app_id, where, limit=limit, offset=offset)
+    return cast("list[LogRow]", rows), total
 
 
 async def delete_all(db: Executor, app_id: int) -> int:

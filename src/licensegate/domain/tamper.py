@@ -5,7 +5,7 @@ user's sessions. The owner lists them (filtered as client logs are) and clears t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from licensegate.domain import errorcodes, logs, users
 from licensegate.domain.apps import ClientApp
@@ -14,7 +14,8 @@ from licensegate.store import blacklists as blacklist_store
 from licensegate.store import logs as log_store
 from licensegate.store import sessions as session_store
 from licensegate.store import tamper as store
-from licensegate.store.database import Database, Executor, Row
+from licensegate.store.database import Database, Executor
+from licensegate.store.tamper import TamperRow as TamperRow  # the rows it lists
 
 MAX_REASON = 256
 MAX_HWID = 256
@@ -78,22 +79,11 @@ async def report(
 # --- the owner's view -------------------------------------------------------------------------
 
 
-def _entry(row: Row) -> dict[str, Any]:
-    return {
-        "id": str(row["id"]),
-        "reason": row["reason"],
-        "details": row["details"],
-        "credential": row["credential"],
-        "hwid": row["hwid"],
-        "ip": row["ip"],
-        "created": row["created_at"],
-    }
-
-
 async def list_page(
     db: Executor, app_id: int, where: LogFilter, *, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
-    return await logs.listing(db, store.TAMPER_LOGS, app_id, where, _entry, limit=limit, offset=offset)
+) -> tuple[list[TamperRow], int]:
+    rows, total = await logs.listing(db, store.TAMPER_LOGS, app_id, where, limit=limit, offset=offset)
+    return cast("list[TamperRow]", rows), total
 
 
 async def delete_all(db: Executor, app_id: int) -> int:

@@ -5,6 +5,7 @@ count and clearing of a table, newest first."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
@@ -47,6 +48,17 @@ class LogTable:
 
 
 CLIENT_LOGS = LogTable("client_logs", "id, credential, pcuser, message, ip, created_at")
+
+
+class LogRow(TypedDict):
+    """A row of `CLIENT_LOGS`."""
+
+    id: int
+    credential: str | None
+    pcuser: str | None
+    message: str
+    ip: str | None
+    created_at: int
 
 
 async def page(

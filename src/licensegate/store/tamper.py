@@ -3,10 +3,24 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from licensegate.store.database import Executor
 from licensegate.store.logs import LogTable
 
 TAMPER_LOGS = LogTable("tamper_logs", "id, credential, hwid, ip, reason, details, created_at")
+
+
+class TamperRow(TypedDict):
+    """A row of `TAMPER_LOGS`."""
+
+    id: int
+    credential: str | None
+    hwid: str | None
+    ip: str | None
+    reason: str
+    details: str | None
+    created_at: int
 
 
 async def insert(

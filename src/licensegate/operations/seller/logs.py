@@ -48,8 +48,24 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the logs the application's clients sent, optionally filtered by user, IP and
     an inclusive time range."""
     limit, offset = paging(call.args)
-    found, total = await logs.list_page(call.db, call.app_id, filter_of(call), limit=limit, offset=offset)
-    return {"message": "Successfully retrieved logs", "logs": found, "count": total}
+    rows, total = await logs.list_page(call.db, call.app_id, filter_of(call), limit=limit, offset=offset)
+    return {
+        "message": "Successfully retrieved logs",
+        "logs": [log_entry(row) for row in rows],
+        "count": total,
+    }
+
+
+def log_entry(row: logs.LogRow) -> dict[str, Any]:
+    """A client log line as fetchlogs lists it."""
+    return {
+        "id": str(row["id"]),
+        "logdata": row["message"],
+        "credential": row["credential"],
+        "pcuser": row["pcuser"],
+        "ip": row["ip"],
+        "logdate": row["created_at"],
+    }
 
 
 @registry.operation(

@@ -26,8 +26,22 @@ async def fetch_tamper(call: SellerCall) -> dict[str, Any]:
     """One page of the tamper reports (failed integrity checks of clients), with the same
     filters as Get Logs."""
     limit, offset = paging(call.args)
-    found, total = await tamper.list_page(call.db, call.app_id, filter_of(call), limit=limit, offset=offset)
+    rows, total = await tamper.list_page(call.db, call.app_id, filter_of(call), limit=limit, offset=offset)
+    found = [tamper_entry(row) for row in rows]
     return {"message": "Successfully retrieved tamper logs", "logs": found, "count": total}
+
+
+def tamper_entry(row: tamper.TamperRow) -> dict[str, Any]:
+    """A tamper report as fetchtamperlogs lists it."""
+    return {
+        "id": str(row["id"]),
+        "reason": row["reason"],
+        "details": row["details"],
+        "credential": row["credential"],
+        "hwid": row["hwid"],
+        "ip": row["ip"],
+        "created": row["created_at"],
+    }
 
 
 @registry.operation(
