@@ -118,11 +118,9 @@ async def test_fetchallvars_has_exactly_the_documented_shape(seller: Seller, clo
     assert body["variables"][0]["setting_value"] == "1"  # a number-like value is still a string
 
 
-async def test_fetchallvars_created_at_is_utc(seller: Seller, services: Services) -> None:
+async def test_fetchallvars_created_at_is_utc(seller: Seller, clock: MovableClock) -> None:
+    clock.set(1_700_000_000)
     await seller.ok("addvar", name="v", data="x")
-    await services.db.execute(
-        "UPDATE global_vars SET created_at = ? WHERE app_id = ?", 1_700_000_000, seller.app_id
-    )
     entry = (await seller.ok("fetchallvars"))["variables"][0]
     assert entry["created_at"] == "2023-11-14 22:13:20"
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from licensegate.clock import MovableClock
+from licensegate.domain.permissions import Scope
 from licensegate.services import Services
-from tests.helpers import Seller
+from tests.helpers import Seller, make_user
 
 pytestmark = pytest.mark.anyio
 
@@ -56,22 +57,14 @@ async def account_id(services: Services, username: str) -> int:
 
 
 async def redeem(services: Services, seller: Seller, key: str, username: str) -> None:
-    """Make the key used by a new user owned by nobody (client redemption has its own tests)."""
+    """Make the key used by a new user owned by nobody (client redemption, and `activate`, give
+    the user to the key's reseller)."""
     from licensegate.domain import licenses
-    from licensegate.store import licenses as license_store
 
-    db = services.db
-    now = services.clock.now()
-    user_id: int = await db.fetch_value(
-        "INSERT INTO users (app_id, username, created_at) VALUES (?, ?, ?) RETURNING id",
-        seller.app_id,
-        username,
-        now,
-    )
-    async with db.transaction() as tx:
-        row = await license_store.find(tx, seller.app_id, key)
-        assert row is not None
-        assert await licenses.redeem(tx, seller.app_id, row, user_id, now)
+    user_id = await make_user(services, seller.app_id, username)
+    async with services.db.transaction() as tx:
+        row = await licenses.get(tx, Scope(seller.app_id), key)
+        assert await licenses.redeem(tx, seller.app_id, row, user_id, services.clock.now())
 
 
 @pytest.fixture

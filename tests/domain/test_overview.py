@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from licensegate.clock import MovableClock
-from licensegate.domain import overview
+from licensegate.domain import apps, overview
 from licensegate.domain.overview import Chart, LoginTally
 from licensegate.services import Services
 from licensegate.store.database import Database
@@ -170,7 +170,7 @@ async def test_counters_of_an_application_go_with_it(services: Services, seller:
     db: Database = services.db
     await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})
     assert await db.fetch_value("SELECT COUNT(*) FROM daily_counts") == 1
-    await db.execute("DELETE FROM apps WHERE id = ?", seller.app_id)
+    await apps.delete(db, seller.app_id, seller.name)
     assert await db.fetch_value("SELECT COUNT(*) FROM daily_counts") == 0
 
 

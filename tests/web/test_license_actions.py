@@ -11,6 +11,7 @@ import pytest
 from licensegate.domain import licenses, subscriptions
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
+from tests.helpers import make_user
 from tests.web.pages import Dashboard, Shop, browser, give_balance, make_keys, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
@@ -335,7 +336,11 @@ async def test_bulk_set_level_changes_only_unused_keys(services: Services, dash:
     shop = await make_shop(services)
     await subscriptions.create(services.db, shop.app_id, name="gold", level="5", now=services.clock.now())
     made = await make_keys(services, shop, 3)
-    await services.db.execute("UPDATE license_keys SET status = 'used' WHERE key = ?", made[0])
+    buyer = await make_user(services, shop.app_id, "buyer")
+    async with services.db.transaction() as tx:  # made[0] is used: redeemed by a user
+        assert await licenses.redeem(
+            tx, shop.app_id, await licenses.get(tx, Scope(shop.app_id), made[0]), buyer, services.clock.now()
+        )
     await dash.sign_in("alice")
     await dash.get(path(shop))
     data = {"action": "level", "scope": "all", "level": "5"}
