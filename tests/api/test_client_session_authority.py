@@ -96,6 +96,7 @@ async def test_a_session_left_over_from_before_a_pause_is_refused_while_paused(
     await seller.ok("pauseapp")
     survivor = client_of(seller)
     survivor.sessionid = target.sessionid
+    # Raw: the row a login racing the pause would leave, which no sequence of calls can order.
     await services.db.execute(
         "INSERT INTO sessions (id, app_id, created_at, expires_at, validated) VALUES (?, ?, 0, ?, 1)",
         ids.digest(target.sessionid),

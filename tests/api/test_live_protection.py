@@ -50,6 +50,7 @@ def test_session_group_over_the_wire(live_server: LiveServer) -> None:
     now = int(time.time())
 
     async def add_sessions(db: Database) -> None:
+        # Raw: sessions from addresses of the test's choosing (every client here is 127.0.0.1).
         for session_id, ip, validated in (("s1", "198.51.100.7", 1), ("s2", "2001:db8::1", 0)):
             await db.execute(
                 "INSERT INTO sessions (id, app_id, credential, validated, created_at, expires_at, ip) "

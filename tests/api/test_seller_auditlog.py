@@ -207,6 +207,7 @@ async def test_verifyauditlog_finds_an_edited_entry(seller: Seller, services: Se
     for name in ("a", "b", "c"):
         await seller.ok("addvar", name=name, data="1")
     middle = (await raw_entries(services, seller.app_id))[1]
+    # Raw: the log altered behind the service's back, as verifyauditlog must detect.
     await services.db.execute(
         "UPDATE audit_log SET after = ? WHERE id = ?", '{"name":"innocent","data":"1"}', middle["id"]
     )
@@ -219,6 +220,7 @@ async def test_verifyauditlog_finds_a_removed_entry(seller: Seller, services: Se
     for name in ("a", "b", "c"):
         await seller.ok("addvar", name=name, data="1")
     _first, second, third = await raw_entries(services, seller.app_id)
+    # Raw: an entry removed behind the service's back, as verifyauditlog must detect.
     await services.db.execute("DELETE FROM audit_log WHERE id = ?", second["id"])
     body = await seller.ok("verifyauditlog")
     assert (body["valid"], body["entries"], body["broken_at"]) == (False, 2, str(third["id"]))

@@ -84,6 +84,7 @@ async def test_unbanning_lifts_only_what_that_users_bans_added(seller: Seller, s
     for name in ("ann", "bob"):
         await seller.ok("adduser", user=name, sub="default", expiry=30)
         await seller.ok("addhwiduser", user=name, hwid=HWID)
+    # Raw: only a client login writes the last address, and this suite's client has one address.
     await services.db.execute(
         "UPDATE users SET last_ip = '198.51.100.9' WHERE app_id = ? AND username = 'ann'", seller.app_id
     )
@@ -141,6 +142,7 @@ async def test_the_upgrade_attributes_earlier_ban_entries_to_their_bans(
     await seller.ok("adduser", user="ann", sub="default", expiry=30)
     await seller.ok("addhwiduser", user="ann", hwid=HWID)
     db = services.db
+    # Raw: rows as a version before revision 0004 stored them, for the migration's statement.
     await db.execute(
         "UPDATE users SET last_ip = '198.51.100.9', banned_reason = 'old ban' WHERE username = 'ann'"
     )

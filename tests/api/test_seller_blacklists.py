@@ -176,6 +176,7 @@ async def test_fetchallblacks_of_an_empty_app_is_an_empty_list(seller: Seller) -
 async def test_banuser_entries_show_in_fetchallblacks_and_block(seller: Seller, services: Services) -> None:
     await seller.ok("adduser", user="alice", expiry="1")
     await seller.ok("addhwiduser", user="alice", hwid="HW-alice")
+    # Raw: only a client login writes the last address, and this suite's client has one address.
     await services.db.execute(
         "UPDATE users SET last_ip = ? WHERE app_id = ? AND username = ?",
         "198.51.100.7",

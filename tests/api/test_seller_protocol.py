@@ -150,6 +150,7 @@ async def test_limited_key_is_refused_other_areas(seller: Seller) -> None:
 
 
 async def test_disabled_account_is_403(seller: Seller, services: Services) -> None:
+    # Raw: no operation disables an owner's account (only a team member's).
     await services.db.execute("UPDATE accounts SET disabled = 1")
     await seller.fails("setseller", 403, "account_disabled")
 

@@ -25,6 +25,7 @@ async def add_session(
     validated: int = 0,
     ip: str | None = "198.51.100.7",
 ) -> None:
+    # Raw: a session of a chosen age, address and credential (the client API writes its own).
     await services.db.execute(
         "INSERT INTO sessions (id, app_id, credential, validated, created_at, expires_at, ip) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -125,6 +125,7 @@ async def test_case_insensitive_usernames_on_request(seller: Seller, services: S
 async def test_a_name_stored_before_normalisation_still_logs_in(seller: Seller, services: Services) -> None:
     """Rows the migration kept as they were (their key is their exact name) stay reachable."""
     await seller.ok("adduser", user="placeholder", sub="default", expiry=1, **{"pass": "pw"})
+    # Raw: a row as a version before the normalisation stored it.
     await services.db.execute(
         "UPDATE users SET username = ?, username_key = ? WHERE username = 'placeholder'", "\uff41b", "\uff41b"
     )
@@ -155,7 +156,8 @@ async def test_the_upgrade_keys_existing_users_by_their_names(
 ) -> None:
     for name in ("alice", "Alice", "bob"):
         await seller.ok("adduser", user=name, sub="default", expiry=1, **{"pass": "pw"})
-    await services.db.execute("UPDATE users SET username = ? WHERE username = 'bob'", "\uff42ob")  # as before
+    # Raw: a row as a version before the normalisation stored it.
+    await services.db.execute("UPDATE users SET username = ? WHERE username = 'bob'", "\uff42ob")
     await asyncio.to_thread(migrate_to, db_url, "0007")
     await asyncio.to_thread(migrate_to, db_url, "head")
     rows = await services.db.fetch_all("SELECT username, username_fold, username_key FROM users ORDER BY id")

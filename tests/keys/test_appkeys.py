@@ -80,6 +80,7 @@ async def test_applications_made_before_keys_existed_get_them_once(
     seller: Seller, services: Services
 ) -> None:
     clear = "ab" * 32
+    # Raw: the row as a version before signing keys stored it (a clear secret, no keys).
     await services.db.execute(
         "UPDATE apps SET secret = ?, signing_key = NULL, public_key = NULL WHERE id = ?", clear, seller.app_id
     )

@@ -73,6 +73,7 @@ async def test_over_https_the_cookie_is_a_host_prefixed_secure_cookie(services: 
 async def test_every_failure_reads_the_same(services: Services, dash: Dashboard) -> None:
     await make_owner(services)
     await make_owner(services, "bob")
+    # Raw: no operation disables an owner's account (only a team member's).
     await services.db.execute("UPDATE accounts SET disabled = 1 WHERE username = 'bob'")
     for username, password in (
         ("alice", "wrong password"),

@@ -77,6 +77,7 @@ async def test_filters_and_search_narrow_the_list(
     bob = await make_user(services, shop, "bob", days=1)
     await make_user(services, shop, "cid")
     await users.add_hwid(db, Scope(shop.app_id), "ann", "HWID-ANN-1", now)
+    # Raw: only a client login writes the last address, from the address it comes from.
     await db.execute("UPDATE users SET last_ip = '198.51.100.7' WHERE id = ?", ann)
     await users.ban_by_name(db, Scope(shop.app_id), "cid", "chargeback", now, blacklist_as=None)
     await users.pause(db, Scope(shop.app_id), "annabel", now)
@@ -164,6 +165,7 @@ async def test_ban_shows_what_it_blacklists_and_may_leave_the_ip_out(
     db, now = services.db, services.clock.now()
     ann = await make_user(services, shop, "ann")
     await users.add_hwid(db, Scope(shop.app_id), "ann", "HWID-A", now)
+    # Raw: only a client login writes the last address, from the address it comes from.
     await db.execute("UPDATE users SET last_ip = '198.51.100.7' WHERE id = ?", ann)
     await dash.sign_in("alice")
     form = await dash.get(path_of(shop, f"/{ann}/ban"))
