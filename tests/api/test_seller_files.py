@@ -16,7 +16,7 @@ from licensegate.config import Settings
 from licensegate.domain import files, filestore
 from licensegate.domain.errors import Invalid, NotFound
 from licensegate.services import Services
-from licensegate.store.database import Database, Row, open_database
+from licensegate.store.database import Database, open_database
 from tests import databases
 from tests.conftest import make_settings
 from tests.helpers import SELLER_PATH, Seller, create_seller
@@ -81,7 +81,9 @@ async def lose(services: Services, key: str) -> None:
         await services.db.execute("DELETE FROM file_blobs WHERE storage_key = ?", key)
 
 
-async def read_all(services: Services, app_id: int, file_id: str, **limit: int) -> tuple[Row, bytes]:
+async def read_all(
+    services: Services, app_id: int, file_id: str, **limit: int
+) -> tuple[files.FileRow, bytes]:
     row, chunks = await files.read_content(
         services.settings, services.files, services.db, app_id, file_id, **limit
     )

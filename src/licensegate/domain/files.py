@@ -23,7 +23,8 @@ from licensegate.domain import errorcodes, filestore
 from licensegate.domain.errors import Refusal
 from licensegate.domain.filestore import FileStore
 from licensegate.store import files as store
-from licensegate.store.database import Database, Executor, Row, UniqueViolation
+from licensegate.store.database import Database, Executor, UniqueViolation
+from licensegate.store.files import FileRow as FileRow  # the rows it returns
 
 MAX_NAME = 64
 FILE_ID_DIGITS = 8
@@ -44,20 +45,9 @@ def new_file_id() -> str:
     return f"{secrets.randbelow(10**FILE_ID_DIGITS):0{FILE_ID_DIGITS}d}"
 
 
-def shape(row: Row) -> dict[str, Any]:
-    """A file as the seller API shows it."""
-    return {
-        "id": row["file_id"],
-        "name": row["name"],
-        "size": int(row["size"] or 0),
-        "authed": 1 if row["authed"] else 0,
-        "url": row["url"],
-        "created": row["created_at"],
-    }
-
-
-def audit_view(row: Row | Added) -> dict[str, Any]:
+def audit_view(row: FileRow | Added) -> dict[str, Any]:
     """What the audit log keeps of a file: never the URL (it may carry credentials), only its host."""
+    size: int | None
     if isinstance(row, Added):
         name, size, authed, url = row.name, row.size, row.authed, row.url
     else:
@@ -103,18 +93,16 @@ def _host(url: str | None) -> str | None:
         return None
 
 
-async def get(db: Executor, app_id: int, file_id: str) -> Row:
+async def get(db: Executor, app_id: int, file_id: str) -> FileRow:
     row = await store.find(db, app_id, file_id)
     if row is None:
         raise errorcodes.FILE_NOT_FOUND(file_id=file_id)
     return row
 
 
-async def list_page(
-    db: Executor, app_id: int, *, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[FileRow], int]:
     rows = await store.page(db, app_id, limit=limit, offset=offset)
-    return [shape(row) for row in rows], await store.count(db, app_id)
+    return rows, await store.count(db, app_id)
 
 
 # --- adding ----------------------------------------------------------------------------------
@@ -235,7 +223,7 @@ async def edit(
     authed: bool | None,
     url: str | None,
     now: int,
-) -> tuple[Row, Row]:
+) -> tuple[FileRow, FileRow]:
     """Rename, change `authed`, and/or point the file at a new URL (fetched now; its content
     replaces the stored one). Returns the row before and after."""
     if name is None and authed is None and url is None:
@@ -276,7 +264,7 @@ async def edit(
     return before, after
 
 
-async def delete(content: FileStore, db: Database, app_id: int, file_id: str) -> Row:
+async def delete(content: FileStore, db: Database, app_id: int, file_id: str) -> FileRow:
     """Delete one file; its content goes too unless another file has the same content."""
     before = await get(db, app_id, file_id)
     deleted = await store.delete(db, app_id, file_id)
@@ -313,7 +301,7 @@ async def read_content(
     file_id: str,
     *,
     max_bytes: int | None = None,
-) -> tuple[Row, AsyncIterator[bytes]]:
+) -> tuple[FileRow, AsyncIterator[bytes]]:
     """The file's row and its bytes, a chunk at a time. Raises NotFound (`file_not_found`) for an
     unknown id and Invalid (`file_too_large`) when the file is larger than `max_bytes`. A file
     added by URL whose stored content has gone missing is fetched again (through the outbound

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 
 _COLUMNS = "id, file_id, name, url, storage_key, size, authed, created_at, updated_at"
+
+
+class FileRow(TypedDict):
+    """A row of `_COLUMNS`: a file added by URL (`url`) or uploaded (`storage_key`, `size`)."""
+
+    id: int
+    file_id: str
+    name: str
+    url: str | None
+    storage_key: str | None
+    size: int | None
+    authed: int
+    created_at: int
+    updated_at: int
 
 
 async def insert(
@@ -36,10 +52,11 @@ async def insert(
     return row_id
 
 
-async def find(db: Executor, app_id: int, file_id: str) -> Row | None:
-    return await db.fetch_one(
+async def find(db: Executor, app_id: int, file_id: str) -> FileRow | None:
+    row = await db.fetch_one(
         f"SELECT {_COLUMNS} FROM files WHERE app_id = ? AND file_id = ?", app_id, file_id
     )
+    return cast("FileRow | None", row)
 
 
 async def count(db: Executor, app_id: int) -> int:
@@ -47,13 +64,14 @@ async def count(db: Executor, app_id: int) -> int:
     return total
 
 
-async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
-    return await db.fetch_all(
+async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[FileRow]:
+    rows = await db.fetch_all(
         f"SELECT {_COLUMNS} FROM files WHERE app_id = ? ORDER BY id LIMIT ? OFFSET ?",
         app_id,
         limit,
         offset,
     )
+    return cast("list[FileRow]", rows)
 
 
 async def update_details(

@@ -105,8 +105,24 @@ async def upload(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """The application's files, a page at a time (an empty list when there are none)."""
     limit, offset = paging(call.args)
-    found, total = await files.list_page(call.db, call.app_id, limit=limit, offset=offset)
-    return {"message": "Successfully retrieved files", "files": found, "count": total}
+    rows, total = await files.list_page(call.db, call.app_id, limit=limit, offset=offset)
+    return {
+        "message": "Successfully retrieved files",
+        "files": [file_entry(row) for row in rows],
+        "count": total,
+    }
+
+
+def file_entry(row: files.FileRow) -> dict[str, Any]:
+    """A file as the seller API shows it."""
+    return {
+        "id": row["file_id"],
+        "name": row["name"],
+        "size": int(row["size"] or 0),
+        "authed": 1 if row["authed"] else 0,
+        "url": row["url"],
+        "created": row["created_at"],
+    }
 
 
 @registry.operation(
@@ -120,7 +136,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
 async def fetch_one(call: SellerCall) -> dict[str, Any]:
     """One file's details."""
     row = await files.get(call.db, call.app_id, call.args.text("id"))
-    return {"message": "Successfully retrieved file", "file": files.shape(row)}
+    return {"message": "Successfully retrieved file", "file": file_entry(row)}
 
 
 @registry.operation(
@@ -152,7 +168,7 @@ async def edit(call: SellerCall) -> dict[str, Any]:
         now=call.now(),
     )
     call.record(f"file:{after['file_id']}", before=files.audit_view(before), after=files.audit_view(after))
-    return {"message": "Successfully edited file!", "file": files.shape(after)}
+    return {"message": "Successfully edited file!", "file": file_entry(after)}
 
 
 @registry.operation(
