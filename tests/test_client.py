@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from licensegate import signing
@@ -11,15 +9,16 @@ from licensegate.client import ClientError, TamperedAnswer, verify_answer
 
 SIGNER = signing.Signer(b"\x01" * 32)
 BODY = b'{"success":true,"code":68,"message":"ok","clientnonce":"n1"}'
+NOW = 1_800_000_000  # the checking program's clock: a fixed moment, not the wall clock
 
 
 def signed(body: bytes = BODY, stamp: int | None = None) -> dict[str, str]:
-    timestamp = str(int(time.time()) if stamp is None else stamp)
+    timestamp = str(NOW if stamp is None else stamp)
     return {"x-signature-timestamp": timestamp, "x-signature-ed25519": SIGNER.sign(timestamp.encode() + body)}
 
 
 def check(body: bytes, headers: dict[str, str], nonce: str | None = "n1") -> dict[str, object]:
-    return verify_answer(body, headers, (SIGNER.public_key,), now=time.time(), clientnonce=nonce)
+    return verify_answer(body, headers, (SIGNER.public_key,), now=NOW, clientnonce=nonce)
 
 
 def test_a_genuine_answer_passes() -> None:
@@ -42,9 +41,9 @@ def test_missing_or_malformed_headers(headers: dict[str, str], match: str) -> No
 
 def test_old_future_altered_and_unbound_answers_are_refused() -> None:
     with pytest.raises(TamperedAnswer, match="clock"):
-        check(BODY, signed(stamp=int(time.time()) - 60))
+        check(BODY, signed(stamp=NOW - 60))
     with pytest.raises(TamperedAnswer, match="clock"):
-        check(BODY, signed(stamp=int(time.time()) + 60))
+        check(BODY, signed(stamp=NOW + 60))
     with pytest.raises(TamperedAnswer, match="signature"):
         check(BODY.replace(b"ok", b"OK"), signed())
     with pytest.raises(TamperedAnswer, match="clientnonce"):
