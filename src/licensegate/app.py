@@ -24,7 +24,7 @@ from licensegate.addresses import client_ip
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
-from licensegate.domain import logs, passwordreset
+from licensegate.domain import logs, overview, passwordreset
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
@@ -35,6 +35,7 @@ from licensegate.web.reset import reset_page
 log = logging.getLogger("licensegate")
 PURGE_INTERVAL = 300  # seconds between sweeps of expired client sessions and old logs
 PURGE_BATCHES = 100  # at most this many batches of 1,000 sessions per sweep
+OVERVIEW_SWEEP = 60  # seconds between looks for overview counts to refresh
 
 
 async def purge_expired_sessions(services: Services) -> None:
@@ -63,6 +64,25 @@ async def write_counts(services: Services) -> None:
             log.warning("writing the overview's login counts: %s; kept for the next try", exc)
         except Exception:
             log.exception("writing the overview's login counts failed; kept for the next try")
+
+
+async def refresh_overviews(services: Services) -> None:
+    """Count again, now and then, the overview figures of large applications someone looks at
+    (domain/overview.py: `refresh_due`)."""
+    while True:
+        await asyncio.sleep(OVERVIEW_SWEEP)
+        settings = services.settings
+        try:
+            await overview.refresh_due(
+                services.db,
+                services.clock.now(),
+                every=settings.overview_refresh_minutes * 60,
+                inline_below=settings.overview_inline_rows,
+            )
+        except DatabaseUnavailable as exc:
+            log.warning("refreshing the overview's counts: %s; will try again", exc)
+        except Exception:
+            log.exception("refreshing the overview's counts failed; will try again")
 
 
 _HEALTHY = b'{"status":"ok"}'
@@ -297,12 +317,14 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             await opened.signers.deployment(opened.db, opened.clock.now())
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
         login_counts = asyncio.create_task(write_counts(opened))
+        overview_counts = asyncio.create_task(refresh_overviews(opened))
         writer = asyncio.create_task(snapshots.keep_writing()) if folder is not None else None
         try:
             yield
         finally:
             sweeper.cancel()
             login_counts.cancel()
+            overview_counts.cancel()
             if writer is not None:
                 writer.cancel()  # it writes a last snapshot
                 await asyncio.gather(writer, return_exceptions=True)

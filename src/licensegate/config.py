@@ -257,6 +257,19 @@ class Settings:
         "worker that crashes loses at most this long's counts)",
         minimum=1,
     )
+    overview_inline_rows: int = setting(
+        50_000,
+        "keys plus users below which an application's overview counts them by status (and the "
+        "expiries to come) on each view; at or above it, it shows the counts a background refresh "
+        "made, with their time",
+        minimum=0,
+    )
+    overview_refresh_minutes: int = setting(
+        5,
+        "minutes between background refreshes of a large application's overview counts, done only "
+        "while someone has looked at its overview within the last hour",
+        minimum=1,
+    )
     deployment_key: str | None = setting(
         None,
         "the deployment key (64 hex) every secret at rest is sealed under; unset = the key file "

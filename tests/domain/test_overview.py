@@ -12,6 +12,7 @@ from licensegate.clock import MovableClock
 from licensegate.domain import apps, overview
 from licensegate.domain.overview import Chart, LoginTally
 from licensegate.services import Services
+from licensegate.store import overview as store
 from licensegate.store.database import Database
 from tests.helpers import Client, Seller, client_of
 
@@ -179,3 +180,118 @@ def test_every_login_refusal_has_a_label_or_is_other() -> None:
     assert overview.outcome_label("hwid_too_short") == "HWID missing or too short"
     assert overview.outcome_label("no_active_subscription") == "Expired"
     assert overview.outcome_label("something_new") == overview.OTHER
+
+
+# --- the status counts of large applications: snapshots refreshed in the background ------------
+
+EVERY = 300  # seconds between refreshes, in these tests
+
+
+async def _direct(services: Services, app_id: int) -> overview.StatusCounts:
+    return await overview.count_statuses(services.db, app_id, services.clock.now())
+
+
+def _figures(counts: overview.StatusCounts) -> tuple[object, ...]:
+    return counts.keys, counts.users, counts.expiring, counts.size
+
+
+async def test_a_small_application_is_counted_on_each_view_and_keeps_no_snapshot(
+    services: Services, seller: Seller, app: Client
+) -> None:
+    db = services.db
+    await _key(seller)
+    await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})
+    counts = await overview.statuses(db, seller.app_id, services.clock.now(), inline_below=50)
+    assert not counts.snapshot
+    assert (counts.keys, counts.users, counts.size) == ((1, 0, 0), (1, 0, 0), 2)
+    assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0
+    await _key(seller)
+    again = await overview.statuses(db, seller.app_id, services.clock.now(), inline_below=50)
+    assert again.keys == (2, 0, 0)  # exact at once
+
+
+async def test_a_large_application_shows_its_snapshot_until_the_background_counts_again(
+    services: Services, seller: Seller, app: Client, clock: MovableClock
+) -> None:
+    db, app_id = services.db, seller.app_id
+    keys = [await _key(seller) for _ in range(3)]
+    await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})
+    first_at = clock.now()
+    first = await overview.statuses(db, app_id, first_at, inline_below=3)
+    assert not first.snapshot  # the first view counts, and keeps the result
+    assert _figures(first) == _figures(await _direct(services, app_id))
+    # Changes: a key redeemed, one banned, a user banned, another user expiring in 40 days.
+    await app.ok("license", key=keys[0], hwid=HWID)
+    await seller.ok("ban", key=keys[1], reason="leaked")
+    await seller.ok("banuser", user="alice", reason="chargeback")
+    await seller.ok("adduser", user="bob", sub="default", expiry=40, **{"pass": "secret-pass"})
+    clock.advance(60)
+    shown = await overview.statuses(db, app_id, clock.now(), inline_below=3)
+    assert shown.snapshot
+    assert shown.at == first_at
+    assert _figures(shown) == _figures(first)
+    assert "Counted at" in shown.charts()[0].description
+    # Not yet due: nothing is counted again.
+    assert await overview.refresh_due(db, clock.now(), every=EVERY, inline_below=3) == 0
+    clock.advance(EVERY)
+    assert await overview.refresh_due(db, clock.now(), every=EVERY, inline_below=3) == 1
+    fresh = await overview.statuses(db, app_id, clock.now(), inline_below=3)
+    assert fresh.snapshot
+    assert fresh.at == clock.now()
+    direct = await _direct(services, app_id)
+    assert _figures(fresh) == _figures(direct)
+    assert (fresh.keys, fresh.users) == ((1, 1, 1), (2, 0, 1))
+    # Another worker's refresh at the same moment finds it done.
+    assert await overview.refresh_due(db, clock.now(), every=EVERY, inline_below=3) == 0
+
+
+async def test_only_overviews_looked_at_lately_are_refreshed_and_one_worker_takes_each(
+    services: Services, seller: Seller, clock: MovableClock
+) -> None:
+    db, app_id = services.db, seller.app_id
+    for _ in range(3):
+        await _key(seller)
+    await overview.statuses(db, app_id, clock.now(), inline_below=3)
+    clock.advance(overview.WATCHED + 1)
+    assert await overview.refresh_due(db, clock.now(), every=EVERY, inline_below=3) == 0  # unwatched
+    await _key(seller)
+    stale = await overview.statuses(db, app_id, clock.now(), inline_below=3)  # noted as viewed
+    assert stale.snapshot
+    assert stale.keys == (3, 0, 0)
+    now = clock.now()
+    assert await overview.refresh_due(db, now, every=EVERY, inline_below=3) == 1
+    assert (await overview.statuses(db, app_id, now, inline_below=3)).keys == (4, 0, 0)
+    # A claim is taken once: a second worker that listed the same application skips it.
+    clock.advance(EVERY)
+    older = clock.now() - EVERY
+    assert await store.claim(db, app_id, clock.now(), older)
+    assert not await store.claim(db, app_id, clock.now(), older)
+
+
+async def test_an_application_that_shrinks_is_counted_on_each_view_again(
+    services: Services, seller: Seller, clock: MovableClock
+) -> None:
+    db, app_id = services.db, seller.app_id
+    keys = [await _key(seller) for _ in range(3)]
+    await overview.statuses(db, app_id, clock.now(), inline_below=3)
+    await seller.ok("del", key=keys[0])
+    clock.advance(EVERY)
+    await overview.statuses(db, app_id, clock.now(), inline_below=3)  # watched
+    assert await overview.refresh_due(db, clock.now(), every=EVERY, inline_below=3) == 1
+    assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0
+    await seller.ok("del", key=keys[1])
+    counts = await overview.statuses(db, app_id, clock.now(), inline_below=3)
+    assert not counts.snapshot
+    assert counts.keys == (1, 0, 0)
+
+
+async def test_a_snapshot_goes_with_its_application(services: Services, seller: Seller) -> None:
+    db = services.db
+    await _key(seller)
+    await overview.statuses(db, seller.app_id, services.clock.now(), inline_below=1)
+    assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 1
+    await db.execute("DELETE FROM apps WHERE id = ?", seller.app_id)
+    assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0
+    # A refresh of an application deleted meanwhile writes nothing.
+    await store.save_snapshot(db, seller.app_id, 1, 5, "{}")
+    assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0

@@ -19,6 +19,8 @@ import datetime
 from collections import Counter
 from dataclasses import dataclass
 
+import orjson
+
 from licensegate.store import overview as store
 from licensegate.store.database import Database, Executor
 
@@ -167,60 +169,84 @@ async def tamper_per_day(db: Executor, app_id: int, now: int) -> Chart:
     )
 
 
-async def keys_by_status(db: Executor, app_id: int) -> Chart:
+async def _key_figures(db: Executor, app_id: int) -> tuple[int, int, int]:
+    """Keys not used, used, banned."""
     every, banned = await store.key_counts(db, app_id)
     total = {row["status"]: int(row["count"]) for row in every}
     banned_of = {row["status"]: int(row["count"]) for row in banned}
-    values = [
+    return (
         total.get("unused", 0) - banned_of.get("unused", 0),
         total.get("used", 0) - banned_of.get("used", 0),
         sum(banned_of.values()),
-    ]
+    )
+
+
+def _keys_chart(values: tuple[int, int, int], note: str) -> Chart:
     return Chart(
         "keys",
         "License keys by status",
-        "How many keys are not used yet, used, or banned.",
+        "How many keys are not used yet, used, or banned." + note,
         ["Not used", "Used", "Banned"],
-        [Series("Keys", values)],
+        [Series("Keys", list(values))],
+        "Status",
+    )
+
+
+async def keys_by_status(db: Executor, app_id: int) -> Chart:
+    return _keys_chart(await _key_figures(db, app_id), "")
+
+
+async def _user_figures(db: Executor, app_id: int, now: int) -> tuple[int, int, int]:
+    """Users with time left, with no time left, banned."""
+    row = await store.user_counts(db, app_id, now)
+    users, banned = int(row["users"]), int(row["banned"])
+    with_time = int(row["with_time"]) - int(row["banned_with_time"])
+    return with_time, max(0, users - banned - with_time), banned
+
+
+def _users_chart(values: tuple[int, int, int], note: str) -> Chart:
+    return Chart(
+        "users",
+        "Users by status",
+        "Users with a subscription that has not expired, users whose time has run out, and banned users."
+        + note,
+        ["With time left", "No time left", "Banned"],
+        [Series("Users", list(values))],
         "Status",
     )
 
 
 async def users_by_status(db: Executor, app_id: int, now: int) -> Chart:
-    row = await store.user_counts(db, app_id, now)
-    users, banned = int(row["users"]), int(row["banned"])
-    with_time = int(row["with_time"]) - int(row["banned_with_time"])
-    return Chart(
-        "users",
-        "Users by status",
-        "Users with a subscription that has not expired, users whose time has run out, and banned users.",
-        ["With time left", "No time left", "Banned"],
-        [Series("Users", [with_time, max(0, users - banned - with_time), banned])],
-        "Status",
-    )
+    return _users_chart(await _user_figures(db, app_id, now), "")
 
 
 def _month_start(year: int, month: int) -> int:
     return calendar.timegm((year, month, 1, 0, 0, 0))
 
 
-async def expiries(db: Executor, app_id: int, now: int) -> tuple[Chart, Chart]:
-    """Running subscriptions ending in the next `DAYS` days (per day) and the next `MONTHS`
-    calendar months (per month, this one included)."""
-    today = now // DAY
+def _months(now: int) -> list[tuple[int, int]]:
+    """This calendar month and the `MONTHS` after it (the last one bounds the range)."""
     start = datetime.datetime.fromtimestamp(now, datetime.UTC)
-    months = [
+    return [
         ((start.year * 12 + start.month - 1 + i) // 12, (start.month - 1 + i) % 12 + 1)
         for i in range(MONTHS + 1)
     ]
-    until = _month_start(*months[-1])
-    rows = await store.expiries_per_day(db, app_id, now, until)
-    per_day = {int(row["day"]): int(row["count"]) for row in rows}
+
+
+async def _expiring(db: Executor, app_id: int, now: int) -> dict[int, int]:
+    """Running grants ending per UTC day, from `now` to the end of the `MONTHS`th month."""
+    rows = await store.expiries_per_day(db, app_id, now, _month_start(*_months(now)[-1]))
+    return {int(row["day"]): int(row["count"]) for row in rows}
+
+
+def _expiry_charts(per_day: dict[int, int], now: int, note: str) -> tuple[Chart, Chart]:
+    today = now // DAY
+    months = _months(now)
     days = _days(today, DAYS, forward=True)
     soon = Chart(
         "expiries-days",
         f"Subscriptions expiring, next {DAYS} days",
-        "Running (not paused) subscriptions of users that end each UTC day.",
+        "Running (not paused) subscriptions of users that end each UTC day." + note,
         [day_label(day) for day in days],
         [Series("Expiring", [per_day.get(day, 0) for day in days])],
     )
@@ -234,12 +260,110 @@ async def expiries(db: Executor, app_id: int, now: int) -> tuple[Chart, Chart]:
     year = Chart(
         "expiries-months",
         f"Subscriptions expiring, next {MONTHS} months",
-        "Running (not paused) subscriptions of users that end each calendar month, this one included.",
+        "Running (not paused) subscriptions of users that end each calendar month, this one included." + note,
         [datetime.date(y, m, 1).strftime("%b %Y") for y, m in months[:MONTHS]],
         [Series("Expiring", per_month)],
         "Month",
     )
     return soon, year
+
+
+async def expiries(db: Executor, app_id: int, now: int) -> tuple[Chart, Chart]:
+    """Running subscriptions ending in the next `DAYS` days (per day) and the next `MONTHS`
+    calendar months (per month, this one included)."""
+    return _expiry_charts(await _expiring(db, app_id, now), now, "")
+
+
+# --- the counts that read whole indexes, and their snapshots ----------------------------------
+#
+# Keys and users by status and the expiries to come count every matching index entry: about a
+# second and a half for a million keys and a million users on SQLite. Below `inline_below` keys
+# plus users they are counted for each view (exact). At or above it they are shown from a
+# snapshot (`overview_snapshots`), labelled with the time it was counted, which the workers'
+# background refresh (`refresh_due`) counts again at most once every `every` seconds for each
+# application whose overview was looked at in the last `WATCHED` seconds. The first view of a
+# large application with no snapshot yet counts inline once and keeps the result.
+
+WATCHED = 3600  # an overview looked at within this long is kept fresh in the background
+VIEW_NOTE_EVERY = 60  # a view is noted at most this often per application (one small write)
+REFRESH_BATCH = 10  # at most this many applications are counted again per refresh
+
+
+@dataclass(frozen=True, slots=True)
+class StatusCounts:
+    at: int  # when these were counted
+    keys: tuple[int, int, int]  # not used, used, banned
+    users: tuple[int, int, int]  # with time left, no time left, banned
+    expiring: dict[int, int]  # UTC day -> running grants ending that day, from `at` on
+    size: int  # keys plus users: what counting them reads
+    snapshot: bool  # shown from a snapshot (as of `at`), not counted for this view
+
+    def charts(self) -> tuple[Chart, Chart, Chart, Chart]:
+        """Keys by status, users by status, expiries per day and per month."""
+        note = f" Counted at {_clock(self.at)} UTC." if self.snapshot else ""
+        soon, year = _expiry_charts(self.expiring, self.at, note)
+        return _keys_chart(self.keys, note), _users_chart(self.users, note), soon, year
+
+    def encode(self) -> str:
+        return orjson.dumps(
+            {"keys": self.keys, "users": self.users, "expiring": sorted(self.expiring.items())}
+        ).decode()
+
+    @classmethod
+    def decode(cls, at: int, size: int, figures: str) -> StatusCounts:
+        data = orjson.loads(figures)
+        keys, users = data["keys"], data["users"]
+        return cls(
+            at,
+            (int(keys[0]), int(keys[1]), int(keys[2])),
+            (int(users[0]), int(users[1]), int(users[2])),
+            {int(day): int(count) for day, count in data["expiring"]},
+            size,
+            True,
+        )
+
+
+def _clock(at: int) -> str:
+    return datetime.datetime.fromtimestamp(at, datetime.UTC).strftime("%H:%M")
+
+
+async def count_statuses(db: Executor, app_id: int, now: int) -> StatusCounts:
+    """Keys and users by status and the expiries to come, counted now (exact)."""
+    keys = await _key_figures(db, app_id)
+    users = await _user_figures(db, app_id, now)
+    return StatusCounts(now, keys, users, await _expiring(db, app_id, now), sum(keys) + sum(users), False)
+
+
+async def _keep(db: Executor, app_id: int, counts: StatusCounts, inline_below: int) -> None:
+    """Keep a large application's counts as its snapshot; a small one has none."""
+    if counts.size >= inline_below:
+        await store.save_snapshot(db, app_id, counts.at, counts.size, counts.encode())
+    else:
+        await store.drop_snapshot(db, app_id)
+
+
+async def statuses(db: Executor, app_id: int, now: int, *, inline_below: int) -> StatusCounts:
+    """The counts for a view of the overview: counted now for a small application (or a large
+    one seen for the first time), else its snapshot."""
+    row = await store.snapshot(db, app_id)
+    if row is not None and int(row["size"]) >= inline_below:
+        await store.mark_viewed(db, app_id, now, VIEW_NOTE_EVERY)
+        return StatusCounts.decode(int(row["computed_at"]), int(row["size"]), row["figures"])
+    counts = await count_statuses(db, app_id, now)
+    if row is not None or counts.size >= inline_below:
+        await _keep(db, app_id, counts, inline_below)
+    return counts
+
+
+async def refresh_due(db: Executor, now: int, *, every: int, inline_below: int) -> int:
+    """Count again the snapshots older than `every` seconds of overviews looked at lately (each
+    taken by one worker); returns how many were counted."""
+    refreshed = 0
+    for app_id in await store.due(db, now - WATCHED, now - every, REFRESH_BATCH):
+        if await store.claim(db, app_id, now, now - every):
+            await _keep(db, app_id, await count_statuses(db, app_id, now), inline_below)
+            refreshed += 1
+    return refreshed
 
 
 @dataclass(frozen=True, slots=True)

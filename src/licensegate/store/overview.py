@@ -122,3 +122,74 @@ async def online(db: Executor, app_id: int, now: int) -> Row:
     )
     assert row is not None
     return row
+
+
+# --- snapshots of a large application's counts (overview_snapshots) ---------------------------
+
+
+async def snapshot(db: Executor, app_id: int) -> Row | None:
+    """The application's snapshot: computed_at, size, figures (JSON), viewed_at, claimed_at."""
+    return await db.fetch_one(
+        "SELECT computed_at, size, figures, viewed_at, claimed_at FROM overview_snapshots WHERE app_id = ?",
+        app_id,
+    )
+
+
+async def save_snapshot(db: Executor, app_id: int, computed_at: int, size: int, figures: str) -> None:
+    """Keep these figures unless newer ones are there already (an application deleted meanwhile
+    is skipped)."""
+    await db.execute(
+        "INSERT INTO overview_snapshots (app_id, computed_at, size, figures, viewed_at, claimed_at) "
+        "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?) "
+        "ON CONFLICT (app_id) DO UPDATE SET computed_at = excluded.computed_at, size = excluded.size, "
+        "figures = excluded.figures WHERE overview_snapshots.computed_at <= excluded.computed_at",
+        app_id,
+        computed_at,
+        size,
+        figures,
+        computed_at,
+        computed_at,
+        app_id,
+    )
+
+
+async def drop_snapshot(db: Executor, app_id: int) -> None:
+    await db.execute("DELETE FROM overview_snapshots WHERE app_id = ?", app_id)
+
+
+async def mark_viewed(db: Executor, app_id: int, now: int, every: int) -> None:
+    """Note that the overview was looked at, at most once every `every` seconds."""
+    await db.execute(
+        "UPDATE overview_snapshots SET viewed_at = ? WHERE app_id = ? AND viewed_at <= ?",
+        now,
+        app_id,
+        now - every,
+    )
+
+
+async def due(db: Executor, viewed_since: int, older_than: int, limit: int) -> list[int]:
+    """Applications viewed since `viewed_since` whose snapshot was computed (and last claimed)
+    at or before `older_than`, the oldest first."""
+    rows = await db.fetch_all(
+        "SELECT app_id FROM overview_snapshots WHERE viewed_at >= ? AND computed_at <= ? "
+        "AND claimed_at <= ? ORDER BY computed_at LIMIT ?",
+        viewed_since,
+        older_than,
+        older_than,
+        limit,
+    )
+    return [int(row["app_id"]) for row in rows]
+
+
+async def claim(db: Executor, app_id: int, now: int, older_than: int) -> bool:
+    """Take the refresh of this snapshot, unless another worker took it (or made it) since
+    `older_than`."""
+    changed = await db.execute(
+        "UPDATE overview_snapshots SET claimed_at = ? "
+        "WHERE app_id = ? AND computed_at <= ? AND claimed_at <= ?",
+        now,
+        app_id,
+        older_than,
+        older_than,
+    )
+    return changed == 1

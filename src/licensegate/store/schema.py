@@ -662,6 +662,20 @@ daily_counts = sa.Table(
     sa.PrimaryKeyConstraint("app_id", "day", "kind", "outcome"),
 )
 
+# The overview's status counts and expiries of a large application, as last computed (the
+# background refresh keeps them fresh while someone looks at it): domain/overview.py.
+overview_snapshots = sa.Table(
+    "overview_snapshots",
+    metadata,
+    _ref("apps"),
+    sa.Column("computed_at", sa.BigInteger, nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    _text("figures", nullable=False),
+    sa.Column("viewed_at", sa.BigInteger, nullable=False),
+    sa.Column("claimed_at", sa.BigInteger, nullable=False),
+    sa.PrimaryKeyConstraint("app_id"),
+)
+
 # The audit log outlives what it describes, so it holds ids without foreign keys.
 audit_log = sa.Table(
     "audit_log",

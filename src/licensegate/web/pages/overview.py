@@ -44,9 +44,11 @@ def _allowed(visit: Visit, area: Area) -> bool:
     return account.role != "reseller" and may_use(account, area)
 
 
-async def _charts(visit: Visit, app: AppPage) -> list[Drawn]:
+async def _charts(visit: Visit, app: AppPage) -> tuple[list[Drawn], int | None]:
+    """The charts, and when the status counts were made if they come from a snapshot."""
     db, now = visit.services.db, visit.now()
     drawn: list[Drawn] = []
+    counted_at: int | None = None
     users, licenses = _allowed(visit, "users"), _allowed(visit, "licenses")
     if users or licenses:
         logins, growth = await overview.logins_per_day(db, app.id, now)
@@ -62,15 +64,19 @@ async def _charts(visit: Visit, app: AppPage) -> list[Drawn]:
                 [s for s in growth.series if s.label == wanted],
             )
         drawn.append(draw(growth))
-    if licenses:
-        drawn.append(draw(await overview.keys_by_status(db, app.id)))
-    if users:
-        drawn.append(draw(await overview.users_by_status(db, app.id, now)))
-        soon, year = await overview.expiries(db, app.id, now)
-        drawn += [draw(soon), draw(year)]
+    if licenses or users:
+        counts = await overview.statuses(
+            db, app.id, now, inline_below=visit.services.settings.overview_inline_rows
+        )
+        keys, users_chart, soon, year = counts.charts()
+        counted_at = counts.at if counts.snapshot else None
+        if licenses:
+            drawn.append(draw(keys))
+        if users:
+            drawn += [draw(users_chart), draw(soon), draw(year)]
     if _allowed(visit, "logs"):
         drawn.append(draw(await overview.tamper_per_day(db, app.id, now)))
-    return drawn
+    return drawn, counted_at
 
 
 async def _online(visit: Visit, app: AppPage) -> dict[str, Any]:
@@ -85,12 +91,15 @@ async def home(visit: Visit) -> Response:
     # theirs every few seconds.
     await services.logins.flush(services.db)
     show_online = _allowed(visit, ONLINE_AREA)
+    charts, counted_at = await _charts(visit, app)
     return visit.render(
         "apps/overview.html",
         title=f"Overview · {app.app['name']}",
         app=app.app,
         nav=app.nav,
-        charts=await _charts(visit, app),
+        charts=charts,
+        counted_at=counted_at,
+        refresh_minutes=services.settings.overview_refresh_minutes,
         show_online=show_online,
         reseller=visit.account.role == "reseller",
         can_pause=may_use(visit.account, PAUSE_AREA),
