@@ -505,8 +505,9 @@ async def _overview(
 
         median, p95 = await _time(fetch)
 
-    async def count() -> None:
-        await overview.count_statuses(services.db, shop.app_id, services.clock.now())
+    async def count() -> None:  # as the background refresh counts: on a connection apart
+        async with services.db.reading_apart() as reader:
+            await overview.count_statuses(reader, shop.app_id, services.clock.now())
 
     counted, counted_p95 = await _time(count)
     return [

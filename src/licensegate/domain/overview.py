@@ -355,13 +355,16 @@ async def statuses(db: Executor, app_id: int, now: int, *, inline_below: int) ->
     return counts
 
 
-async def refresh_due(db: Executor, now: int, *, every: int, inline_below: int) -> int:
+async def refresh_due(db: Database, now: int, *, every: int, inline_below: int) -> int:
     """Count again the snapshots older than `every` seconds of overviews looked at lately (each
-    taken by one worker); returns how many were counted."""
+    taken by one worker; the counting reads apart from the worker's connection, see
+    `Database.reading_apart`); returns how many were counted."""
     refreshed = 0
     for app_id in await store.due(db, now - WATCHED, now - every, REFRESH_BATCH):
         if await store.claim(db, app_id, now, now - every):
-            await _keep(db, app_id, await count_statuses(db, app_id, now), inline_below)
+            async with db.reading_apart() as reader:
+                counts = await count_statuses(reader, app_id, now)
+            await _keep(db, app_id, counts, inline_below)
             refreshed += 1
     return refreshed
 

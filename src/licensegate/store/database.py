@@ -66,6 +66,13 @@ class Database(Executor, Protocol):
         """Connections in use, open, and the most there may be (a metric)."""
         ...
 
+    def reading_apart(self) -> AbstractAsyncContextManager[Executor]:
+        """For reads that take long (counting a million index entries): on SQLite a read-only
+        connection of their own whose statements run on a thread, so that the worker's event loop
+        and its connection keep serving others meanwhile; on PostgreSQL the database itself
+        (its statements never hold up the event loop). Only for reads: SQLite's refuses writes."""
+        ...
+
     def pinned(self) -> AbstractAsyncContextManager[Database]:
         """The same database, on one connection for the whole block: a request that runs several
         statements then takes a pooled connection once, not once per statement. Do not await slow

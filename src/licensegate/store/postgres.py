@@ -158,6 +158,10 @@ class PostgresDatabase:
             pass  # asyncpg closed the connection; the pool opens another when needed
 
     @asynccontextmanager
+    async def reading_apart(self) -> AsyncIterator[Executor]:
+        yield self
+
+    @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:
         conn = await self._acquire()
         try:
@@ -235,6 +239,10 @@ class PinnedPostgres(_PgRunner):
 
     @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:
+        yield self
+
+    @asynccontextmanager
+    async def reading_apart(self) -> AsyncIterator[Executor]:
         yield self
 
     async def close(self) -> None:

@@ -340,6 +340,46 @@ class SqliteTransaction(_Runner):
         return self._execute(sql, args)
 
 
+class _ReaderApart(_Runner):
+    """A read-only connection whose statements run on a thread (`SqliteDatabase.reading_apart`):
+    SQLite lets go of the GIL while it steps, so the event loop keeps serving."""
+
+    async def fetch_one(self, sql: str, *args: Any) -> Row | None:
+        return await asyncio.to_thread(self._fetch_one, sql, args)
+
+    async def fetch_all(self, sql: str, *args: Any) -> list[Row]:
+        return await asyncio.to_thread(self._fetch_all, sql, args)
+
+    async def fetch_value(self, sql: str, *args: Any) -> Any:
+        return await asyncio.to_thread(self._fetch_value, sql, args)
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        raise DatabaseError("a connection for reading apart does not write")
+
+    async def execute_long(self, sql: str, *args: Any) -> int:
+        raise DatabaseError("a connection for reading apart does not write")
+
+    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        raise DatabaseError("a connection for reading apart does not write")
+
+
+def _connect_reader(path: str) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(
+            f"{Path(path).resolve().as_uri()}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+        )
+        conn.row_factory = _dict_row
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+    except sqlite3.OperationalError as exc:
+        raise _outage_or(exc) from exc
+    return conn
+
+
 class SqliteDatabase(_Runner):
     def __init__(
         self,
@@ -350,6 +390,7 @@ class SqliteDatabase(_Runner):
     ) -> None:
         super().__init__(conn)
         self.read_only = read_only  # why every write fails, when it does
+        self._path = path
         self._lock = asyncio.Lock()
         writes = path != ":memory:" and read_only is None
         self._writing = _WriteLock(path if writes else None)
@@ -430,6 +471,17 @@ class SqliteDatabase(_Runner):
     @asynccontextmanager
     async def pinned(self) -> AsyncIterator[Database]:
         yield self  # one connection per process already
+
+    @asynccontextmanager
+    async def reading_apart(self) -> AsyncIterator[Executor]:
+        if self._path == ":memory:" or self.read_only is not None:
+            yield self  # no second connection sees this database (or none can take the locks)
+            return
+        conn = await asyncio.to_thread(_connect_reader, self._path)
+        try:
+            yield _ReaderApart(conn)
+        finally:
+            conn.close()
 
     def pool_use(self) -> tuple[int, int, int]:
         """The worker's one connection, in use while a transaction holds it."""
