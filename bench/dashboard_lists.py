@@ -557,7 +557,9 @@ DESCRIPTIONS = {
     "uservars": "the User variables list of an application holding {variables:,} variables (ten "
     "names a user)",
     "overview": "the overview of the application holding the keys and users above (every chart and "
-    "users online)",
+    "users online; at this size keys and users by status and the expiries come from the snapshot "
+    "its first view counted, and the background count is what the workers' refresh does every few "
+    "minutes while the overview is looked at)",
 }
 
 
