@@ -1,7 +1,7 @@
 """overview snapshots
 
 Revision ID: 0017
-Revises: 0008
+Revises: 0016
 Create Date: 2026-11-25 05:15:00.000000
 
 The overview's status counts and expiries of large applications, computed in the background
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0008"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 
