@@ -11,7 +11,7 @@ from licensegate.clock import MovableClock
 from licensegate.domain import chat, users
 from licensegate.domain.permissions import Scope
 from licensegate.services import Services
-from tests.helpers import Seller, client_of
+from tests.helpers import Seller, client_of, user_id_of
 
 pytestmark = pytest.mark.anyio
 
@@ -22,10 +22,7 @@ DAY = 86400
 
 
 async def user_id(services: Services, seller: Seller, username: str) -> int:
-    found: int = await services.db.fetch_value(
-        "SELECT id FROM users WHERE app_id = ? AND username = ?", seller.app_id, username
-    )
-    return found
+    return await user_id_of(services, seller.app_id, username)
 
 
 async def grants(services: Services, seller: Seller, username: str) -> list[dict[str, Any]]:

@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 from starlette.routing import Route
 
-from licensegate.domain import permissions, subscriptions
+from licensegate.domain import licenses, permissions, subscriptions
+from licensegate.domain.permissions import Scope
 from licensegate.services import Services
 from licensegate.web.dashboard import dashboard_app
 from licensegate.web.navigation import SECTIONS, SectionArea
+from tests.helpers import user_id_of
 from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, seller_op, text_of
 
 pytestmark = pytest.mark.anyio
@@ -108,12 +110,8 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     keys = await make_keys(services, shop, 3)
     subs = await subscriptions.list_all(services.db, shop.app_id)
     db = services.db
-    user_id = await db.fetch_value(
-        "SELECT id FROM users WHERE app_id = ? AND username = 'victim'", shop.app_id
-    )
-    key_id = await db.fetch_value(
-        "SELECT id FROM license_keys WHERE app_id = ? AND key = ?", shop.app_id, keys[0]
-    )
+    user_id = await user_id_of(services, shop.app_id, "victim")
+    key_id = (await licenses.get(db, Scope(shop.app_id), keys[0]))["id"]
     return shop, {
         "app_id": str(shop.app_id),
         "sub_id": str(subs[0]["id"]),
