@@ -55,7 +55,8 @@ from licensegate.domain import errorcodes
 from licensegate.domain.errors import ErrorCode
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import webhooks as store
-from licensegate.store.database import Executor, Row, UniqueViolation
+from licensegate.store.database import Executor, UniqueViolation
+from licensegate.store.webhooks import WebhookRow as WebhookRow  # the rows it returns
 
 log = logging.getLogger("licensegate.webhooks")
 
@@ -71,10 +72,10 @@ _WEBID = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_WEBID}}}")
 BASE_URL = "webhooks.base_url"  # the purpose a webhook's URL is sealed for (it may carry tokens)
 
 
-def _opened(box: SecretBox, row: Row) -> Row:
+def _opened(box: SecretBox, row: WebhookRow) -> WebhookRow:
     """The webhook's row with its URL in clear (sealed at rest; in clear if stored before URLs
     were sealed and not yet sealed by `licensegate migrate` or `serve`)."""
-    url: str = row["base_url"]
+    url = row["base_url"]
     return {**row, "base_url": box.open(url, BASE_URL) if is_sealed(url) else url}
 
 
@@ -82,16 +83,7 @@ def new_webid() -> str:
     return "".join(secrets.choice(ids.ALNUM) for _ in range(GENERATED_WEBID_LENGTH))
 
 
-def shape(row: Row) -> dict[str, Any]:
-    return {
-        "webid": row["webid"],
-        "short_baselink": outbound.short_url(row["base_url"]),
-        "useragent": row["user_agent"],
-        "authed": 1 if row["authed"] else 0,
-    }
-
-
-def audit_view(row: Row) -> dict[str, Any]:
+def audit_view(row: WebhookRow) -> dict[str, Any]:
     """What the audit log keeps: the host only, never the URL (it may carry secrets)."""
     return {
         "webid": row["webid"],
@@ -137,7 +129,7 @@ async def add(
     authed: bool,
     webid: str | None,
     now: int,
-) -> Row:
+) -> WebhookRow:
     """Add a webhook under `webid` (given: it must be new; omitted: 10 random letters and digits)."""
     if webid is not None and not _WEBID.fullmatch(webid):
         raise errorcodes.INVALID_WEBID(maximum=MAX_WEBID)
@@ -165,7 +157,7 @@ async def add(
     raise RuntimeError("no free webhook id after several attempts")
 
 
-async def get(db: Executor, box: SecretBox, app_id: int, webid: str) -> Row:
+async def get(db: Executor, box: SecretBox, app_id: int, webid: str) -> WebhookRow:
     """The webhook, its URL opened."""
     row = await store.find(db, app_id, webid)
     if row is None:
@@ -173,11 +165,12 @@ async def get(db: Executor, box: SecretBox, app_id: int, webid: str) -> Row:
     return _opened(box, row)
 
 
-async def list_all(db: Executor, box: SecretBox, app_id: int) -> list[dict[str, Any]]:
-    return [shape(_opened(box, row)) for row in await store.list_for_app(db, app_id)]
+async def list_all(db: Executor, box: SecretBox, app_id: int) -> list[WebhookRow]:
+    """The application's webhooks, oldest first, their URLs opened."""
+    return [_opened(box, row) for row in await store.list_for_app(db, app_id)]
 
 
-async def delete(db: Executor, box: SecretBox, app_id: int, webid: str) -> Row:
+async def delete(db: Executor, box: SecretBox, app_id: int, webid: str) -> WebhookRow:
     before = await get(db, box, app_id, webid)
     if not await store.delete(db, app_id, webid):
         raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)

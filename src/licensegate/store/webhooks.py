@@ -3,9 +3,22 @@ The base URL may hold secrets; it leaves this module only for the outbound reque
 
 from __future__ import annotations
 
-from licensegate.store.database import Executor, Row
+from typing import TypedDict, cast
+
+from licensegate.store.database import Executor
 
 _COLUMNS = "id, webid, base_url, user_agent, authed, created_at"
+
+
+class WebhookRow(TypedDict):
+    """A row of `_COLUMNS` (`base_url` sealed, or in clear if stored before URLs were sealed)."""
+
+    id: int
+    webid: str
+    base_url: str
+    user_agent: str
+    authed: int
+    created_at: int
 
 
 async def insert(
@@ -25,15 +38,15 @@ async def insert(
     return row_id
 
 
-async def find(db: Executor, app_id: int, webid: str) -> Row | None:
+async def find(db: Executor, app_id: int, webid: str) -> WebhookRow | None:
     """One webhook (with its base URL), for the client API's Webhook operation."""
-    return await db.fetch_one(
-        f"SELECT {_COLUMNS} FROM webhooks WHERE app_id = ? AND webid = ?", app_id, webid
-    )
+    row = await db.fetch_one(f"SELECT {_COLUMNS} FROM webhooks WHERE app_id = ? AND webid = ?", app_id, webid)
+    return cast("WebhookRow | None", row)
 
 
-async def list_for_app(db: Executor, app_id: int) -> list[Row]:
-    return await db.fetch_all(f"SELECT {_COLUMNS} FROM webhooks WHERE app_id = ? ORDER BY id", app_id)
+async def list_for_app(db: Executor, app_id: int) -> list[WebhookRow]:
+    rows = await db.fetch_all(f"SELECT {_COLUMNS} FROM webhooks WHERE app_id = ? ORDER BY id", app_id)
+    return cast("list[WebhookRow]", rows)
 
 
 async def delete(db: Executor, app_id: int, webid: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from licensegate import outbound
 from licensegate.domain import webhooks
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
@@ -79,9 +80,17 @@ async def add(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """The application's webhooks (an empty list when there are none). The full base URL is
     never returned."""
+    rows = await webhooks.list_all(call.db, call.services.secrets, call.app_id)
+    return {"message": "Successfully retrieved webhooks", "webhooks": [webhook_entry(row) for row in rows]}
+
+
+def webhook_entry(row: webhooks.WebhookRow) -> dict[str, Any]:
+    """A webhook as fetchallwebhooks lists it: never its whole URL."""
     return {
-        "message": "Successfully retrieved webhooks",
-        "webhooks": await webhooks.list_all(call.db, call.services.secrets, call.app_id),
+        "webid": row["webid"],
+        "short_baselink": outbound.short_url(row["base_url"]),
+        "useragent": row["user_agent"],
+        "authed": 1 if row["authed"] else 0,
     }
 
 
