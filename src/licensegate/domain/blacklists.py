@@ -205,30 +205,36 @@ async def delete_all(db: Executor, app_id: int) -> int:
     return await store.delete_all(db, app_id)
 
 
-async def list_page(
-    db: Executor, app_id: int, *, limit: int, offset: int, origin: bool = False
-) -> tuple[list[dict[str, Any]], int]:
-    """One page of entries, oldest first, and the total number. With `origin`, each entry also
-    says where it came from: `added_by` (who added it; null before this was recorded) and
-    `ban_of` (the user whose ban added it, null for a direct entry; `(deleted user)` once that
-    user is gone). A value listed directly and by bans is one entry per origin."""
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A blacklist entry and where it came from: `added_by` (who added it; None before this was
+    recorded) and `ban_of` (the user whose ban added it, None for a direct entry; `(deleted
+    user)` once that user is gone). A value listed directly and by bans is one entry per origin."""
+
+    kind: str  # HWID, or IP for an address or a range
+    value: str
+    reason: str | None
+    created_at: int
+    added_by: str | None
+    ban_of: str | None
+
+
+def _entry(row: store.ListedEntry) -> Entry:
+    direct = row["banned_user_id"] == store.DIRECT
+    return Entry(
+        kind=HWID if row["kind"] == HWID else IP,
+        value=row["value"],
+        reason=row["reason"],
+        created_at=row["created_at"],
+        added_by=row["added_by"],
+        ban_of=None if direct else row["banned_username"] or DELETED_USER,
+    )
+
+
+async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[Entry], int]:
+    """One page of entries, oldest first, and the total number."""
     rows = await store.list_page(db, app_id, limit=limit, offset=offset)
-    entries = []
-    for row in rows:
-        entry: dict[str, Any] = {
-            "type": HWID if row["kind"] == HWID else IP,
-            "hwid": row["value"] if row["kind"] == HWID else None,
-            "ip": None if row["kind"] == HWID else row["value"],
-            "reason": row["reason"],
-            "created": row["created_at"],
-        }
-        if origin:
-            entry["added_by"] = row["added_by"]
-            entry["ban_of"] = (
-                None if row["banned_user_id"] == store.DIRECT else row["banned_username"] or DELETED_USER
-            )
-        entries.append(entry)
-    return entries, await store.count(db, app_id)
+    return [_entry(row) for row in rows], await store.count(db, app_id)
 
 
 # --- whitelist ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ banned_user_id) index. One value may be listed more than once, once per origin: 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict, cast
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
@@ -88,9 +89,22 @@ async def delete_all(db: Executor, app_id: int) -> int:
     return await bulk.delete_where(db, "blacklist", "app_id = ?", app_id)
 
 
-async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Row]:
+class ListedEntry(TypedDict):
+    """An entry as `list_page` lists it (`banned_username`: None when the user is gone or the
+    entry was added directly)."""
+
+    kind: str  # 'hwid', 'ip' or 'cidr'
+    value: str
+    reason: str | None
+    created_at: int
+    added_by: str | None
+    banned_user_id: int  # DIRECT: added directly
+    banned_username: str | None
+
+
+async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[ListedEntry]:
     """Oldest first, with where each entry came from (the banned user's current name, if any)."""
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         "SELECT b.kind, b.value, b.reason, b.created_at, b.added_by, b.banned_user_id, "
         "u.username AS banned_username FROM blacklist b "
         "LEFT JOIN users u ON u.id = b.banned_user_id AND b.banned_user_id <> 0 "
@@ -99,6 +113,7 @@ async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> li
         limit,
         offset,
     )
+    return cast("list[ListedEntry]", rows)
 
 
 async def count(db: Executor, app_id: int) -> int:

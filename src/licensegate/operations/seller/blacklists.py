@@ -117,10 +117,26 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """One page of the blacklist (an empty list when there is none)."""
     limit, offset = paging(call.args)
-    found, total = await blacklists.list_page(
-        call.db, call.app_id, limit=limit, offset=offset, origin=call.args.flag("origin")
-    )
+    entries, total = await blacklists.list_page(call.db, call.app_id, limit=limit, offset=offset)
+    origin = call.args.flag("origin")
+    found = [blacklist_entry(entry, origin=origin) for entry in entries]
     return {"message": "Successfully retrieved blacklists", "blacklists": found, "count": total}
+
+
+def blacklist_entry(entry: blacklists.Entry, *, origin: bool) -> dict[str, Any]:
+    """An entry as fetchallblacklists lists it; with `origin`, also who added it and whose ban did."""
+    hwid = entry.kind == blacklists.HWID
+    shown: dict[str, Any] = {
+        "type": entry.kind,
+        "hwid": entry.value if hwid else None,
+        "ip": None if hwid else entry.value,
+        "reason": entry.reason,
+        "created": entry.created_at,
+    }
+    if origin:
+        shown["added_by"] = entry.added_by
+        shown["ban_of"] = entry.ban_of
+    return shown
 
 
 WHITE_IP = Param("ip", required=True, max_length=MAX_IP, doc=IP_OR_RANGE)
