@@ -418,14 +418,7 @@ async def test_user_too_acts_only_on_the_resellers_own_users(
     # Its own user goes with its key.
     await res.ok("adduser", user="own", sub="default", expiry=30)
     key = (await res.ok("add", expiry=30))["key"]
-    async with services.db.transaction() as tx:
-        from licensegate.domain import licenses
-        from licensegate.store import licenses as license_store
-
-        row = await license_store.find(tx, seller.app_id, key)
-        user_id = await tx.fetch_value("SELECT id FROM users WHERE username = 'own'")
-        assert row is not None
-        assert await licenses.redeem(tx, seller.app_id, row, user_id, services.clock.now())
+    await res.ok("assignkey", user="own", key=key)
     await res.ok("ban", key=key, reason="fraud", userToo=1)
     assert await services.db.fetch_value("SELECT banned_reason FROM users WHERE username = 'own'") == "fraud"
     await res.ok("unban", key=key)

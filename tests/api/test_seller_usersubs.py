@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from licensegate.clock import MovableClock
+from licensegate.domain import subscriptions
 from licensegate.services import Services
 from tests.helpers import Seller
 
@@ -42,10 +43,7 @@ async def usersubs(seller: Seller, **params: Any) -> list[dict[str, Any]]:
 
 
 async def sub_id(services: Services, seller: Seller, name: str) -> str:
-    found = await services.db.fetch_value(
-        "SELECT id FROM subscriptions WHERE app_id = ? AND name = ?", seller.app_id, name
-    )
-    return str(found)
+    return str((await subscriptions.get(services.db, seller.app_id, name))["id"])
 
 
 async def test_usersubs_has_exactly_the_documented_shape(

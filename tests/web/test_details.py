@@ -128,7 +128,7 @@ async def test_the_key_page_leads_to_its_user_and_carries_the_row_actions(
     shop = await make_shop(services)
     ann, key_id, key = await redeemed(services, shop, "ann")
     [unused] = await make_keys(services, shop, 1)
-    unused_id = await services.db.fetch_value("SELECT id FROM license_keys WHERE key = ?", unused)
+    unused_id = (await licenses.get(services.db, Scope(shop.app_id), unused))["id"]
     await dash.sign_in("alice")
     path = f"/dashboard/apps/{shop.app_id}/licenses/{key_id}"
     page = await dash.get(path)
