@@ -10,7 +10,8 @@ same transaction (domain.team).
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from licensegate.domain import errorcodes, subscriptions, team, tokens
@@ -18,7 +19,6 @@ from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.paging import Page, PageRequest, Position, finish
 from licensegate.domain.permissions import Scope
-from licensegate.domain.timefmt import unix_text
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox
 from licensegate.store import apps as app_store
@@ -519,7 +519,7 @@ async def remove_subscription(db: Database, scope: Scope, username: str, sub_nam
     return removed
 
 
-def _projected_expiry(row: Row, now: int) -> int:
+def _projected_expiry(row: Mapping[str, Any], now: int) -> int:
     """The expiry a frozen grant would have if it were unpaused now."""
     expires_at: int = row["expires_at"]
     if row["paused_at"] is not None:
@@ -538,29 +538,40 @@ async def grants(
     limit: int,
     offset: int,
     now: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[HeldGrant], int]:
     """Every grant of the application's (or a reseller's) users, or of one user, expired ones
     included, by user then grant; and the total number of them before paging."""
     user_id = None if username is None else (await get(db, scope, username))["id"]
     rows = await grant_store.list_for_app(
         db, scope.app_id, limit=limit, offset=offset, user_id=user_id, reseller_id=scope.reseller_id
     )
-    entries = [
-        {
-            "username": row["username"],
-            "subscription": row["subscription"],
-            "subscription_id": str(row["subscription_id"]),
-            "expiry": unix_text(_projected_expiry(row, now)),
-            "is_banned": 1 if row["banned_reason"] is not None else 0,
-            "is_paused": 1
-            if row["paused_at"] is not None or row["subscription_paused_at"] is not None
-            else 0,
-        }
+    held = [
+        HeldGrant(
+            username=row["username"],
+            subscription=row["subscription"],
+            subscription_id=row["subscription_id"],
+            expires_at=_projected_expiry(row, now),
+            banned=row["banned_reason"] is not None,
+            paused=row["paused_at"] is not None or row["subscription_paused_at"] is not None,
+        )
         for row in rows
     ]
-    return entries, await grant_store.count_for_app(
+    return held, await grant_store.count_for_app(
         db, scope.app_id, user_id=user_id, reseller_id=scope.reseller_id
     )
+
+
+@dataclass(frozen=True, slots=True)
+class HeldGrant:
+    """A user's grant as the seller lists it; a frozen one's expiry is what it would be if it
+    were unpaused now."""
+
+    username: str
+    subscription: str
+    subscription_id: int
+    expires_at: int
+    banned: bool  # the user
+    paused: bool  # the grant or its subscription
 
 
 # --- browsing (the dashboard's list and a user's page) -------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TypedDict, cast
 
-from licensegate.store.database import Executor, Row
+from licensegate.store.database import Executor
 from licensegate.store.freezes import APP_PAUSE, SUB_PAUSE, give_back
 from licensegate.store.subscriptions import ACTIVE_GRANT
 
@@ -183,6 +183,18 @@ async def count_for_app(
     return count
 
 
+class ListedGrant(TypedDict):
+    """A grant as `list_for_app` lists it, with its user and subscription."""
+
+    username: str
+    banned_reason: str | None  # the user's
+    subscription_id: int
+    subscription: str
+    expires_at: int
+    paused_at: int | None
+    subscription_paused_at: int | None
+
+
 async def list_for_app(
     db: Executor,
     app_id: int,
@@ -191,11 +203,11 @@ async def list_for_app(
     offset: int,
     user_id: int | None = None,
     reseller_id: int | None = None,
-) -> list[Row]:
+) -> list[ListedGrant]:
     """Every grant of the application's (or one reseller's) users (expired ones included), by
     user then grant."""
     where, args = _listing_filter(user_id, reseller_id)
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         "SELECT u.username, u.banned_reason, s.id AS subscription_id, s.name AS subscription, "
         "us.expires_at, us.paused_at, s.paused_at AS subscription_paused_at "
         f"{_JOIN} JOIN users u ON u.id = us.user_id WHERE u.app_id = ?{where} "
@@ -205,3 +217,4 @@ async def list_for_app(
         limit,
         offset,
     )
+    return cast("list[ListedGrant]", rows)

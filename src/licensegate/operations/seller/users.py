@@ -599,7 +599,19 @@ async def user_subscriptions(call: SellerCall) -> dict[str, Any]:
     """Every subscription held by the application's users (or by one user). The body has
     exactly `success`, `count` and `subscriptions`."""
     limit, offset = paging(call.args)
-    entries, total = await users.grants(
+    held, total = await users.grants(
         call.db, call.scope, call.args.opt_text("user"), limit=limit, offset=offset, now=call.now()
     )
-    return {"count": total, "subscriptions": entries}
+    return {"count": total, "subscriptions": [grant_entry(grant) for grant in held]}
+
+
+def grant_entry(grant: users.HeldGrant) -> dict[str, Any]:
+    """A grant as fetchallusersubs lists it."""
+    return {
+        "username": grant.username,
+        "subscription": grant.subscription,
+        "subscription_id": str(grant.subscription_id),
+        "expiry": unix_text(grant.expires_at),
+        "is_banned": 1 if grant.banned else 0,
+        "is_paused": 1 if grant.paused else 0,
+    }
