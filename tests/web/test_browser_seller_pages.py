@@ -1,6 +1,7 @@
 """In Chromium, against a real server: the Seller keys page (a key created with ticked areas and
-shown once, a refusal next to its field, a revocation confirmed in the dialog), each page
-audited for accessibility."""
+shown once, a refusal next to its field, a revocation confirmed in the dialog) and the Audit log
+page (the chain checked as the page is shown, a target's filter, the export), each page audited
+for accessibility."""
 
 from __future__ import annotations
 
@@ -58,4 +59,32 @@ def test_seller_keys_page(tab: Tab, dashboard_server: LiveServer) -> None:
     page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("status")).to_contain_text("The seller key shop bot is revoked.")
     assert seller_call(dashboard_server, key, "setseller").json()["success"] is False
+    tab.check_console()
+
+
+def test_audit_log_page(tab: Tab, dashboard_server: LiveServer) -> None:
+    page = tab.page
+    key = open_shop(tab, dashboard_server, "auditseller", "Audit Shop")
+    for user in ("ann", "ben"):
+        made = seller_call(dashboard_server, key, "adduser", user=user, sub="default", expiry="30")
+        assert made.json()["success"] is True, made.text
+    nav = page.get_by_role("navigation", name="Application")
+    nav.get_by_role("link", name="Audit log").click()
+    expect(page.get_by_role("heading", name="Audit log")).to_be_visible()
+    # The chain is checked as soon as the page is shown (htmx).
+    expect(page.locator("#chain")).to_contain_text("Intact since")
+    expect(page.locator("#chain")).to_contain_text("all 3 entries fit the chain")
+    table = page.get_by_role("table", name=re.compile("Audit log"))
+    expect(table).to_contain_text("auditseller (seller key")
+    expect(table).to_contain_text("user:ann")
+    tab.audit("audit-log")
+    # A target's cell filters the list by it.
+    table.get_by_role("link", name="user:ben").click()
+    expect(page).to_have_url(re.compile(r"target=user%3Aben"))
+    expect(table).not_to_contain_text("user:ann")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="CSV").click()
+    saved = download.value.path().read_text()
+    assert "user:ben" in saved
+    assert "user:ann" not in saved
     tab.check_console()

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import apps as app_store
 from licensegate.store import audit as store
 from licensegate.store.database import Database, Executor, Row
@@ -122,11 +123,41 @@ async def page(
     return entries, await store.count(db, app_id, action)
 
 
+def _shown(row: Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "actor": row["actor"],
+        "action": row["action"],
+        "target": row["target"],
+        "before": _from_json(row["before"]),
+        "after": _from_json(row["after"]),
+        "ip": row["ip"],
+        "created_at": row["created_at"],
+    }
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    actor: str | None = None,
+    action: str | None = None,
+    target: str | None = None,
+    request: PageRequest,
+) -> Page:
+    """A keyset page of the application's entries by id (newest first by default), optionally
+    only those of one actor, action and/or target (whole values, as the entries name them)."""
+    rows = await store.browse(db, app_id, actor=actor, action=action, target=target, request=request)
+    return finish([_shown(row) for row in rows], request)
+
+
 @dataclass(frozen=True, slots=True)
 class Verification:
     valid: bool
     entries: int
     broken_at: int | None  # the id of the first entry that does not fit the chain
+    since: int | None = None  # when the first entry was written (None: no entries)
+    broken_created_at: int | None = None  # when the entry that does not fit says it was written
 
 
 async def verify(db: Executor, app_id: int) -> Verification:
@@ -135,17 +166,27 @@ async def verify(db: Executor, app_id: int) -> Verification:
     last_id = 0
     entries = 0
     broken_at: int | None = None
+    since: int | None = None
+    broken_created_at: int | None = None
     while True:
         rows = await store.chain_after(db, app_id, last_id, VERIFY_BATCH)
         for row in rows:
             entries += 1
+            if since is None:
+                since = row["created_at"]
             if broken_at is None and (
                 row["prev_hash"] != expected_prev
                 or row["entry_hash"] != entry_hash(row["prev_hash"] or "", _hashed_fields(row))
             ):
-                broken_at = row["id"]
+                broken_at, broken_created_at = row["id"], row["created_at"]
             expected_prev = row["entry_hash"] or ""
             last_id = row["id"]
         if len(rows) < VERIFY_BATCH:
             break
-    return Verification(valid=broken_at is None, entries=entries, broken_at=broken_at)
+    return Verification(
+        valid=broken_at is None,
+        entries=entries,
+        broken_at=broken_at,
+        since=since,
+        broken_created_at=broken_created_at,
+    )

@@ -6,6 +6,7 @@ There is deliberately no UPDATE or DELETE here: no operation edits or removes an
 from __future__ import annotations
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, keyset
 
 COLUMNS = (
     "id, app_id, account_id, actor, action, target, before, after, ip, created_at, prev_hash, entry_hash"
@@ -75,6 +76,33 @@ async def count(db: Executor, app_id: int, action: str | None = None) -> int:
         f"SELECT COUNT(*) FROM audit_log WHERE app_id = ?{where}", app_id, *args
     )
     return total
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    actor: str | None,
+    action: str | None,
+    target: str | None,
+    request: PageRequest,
+) -> list[Row]:
+    """One keyset page by id (`request.size + 1` rows, see `paging.finish`), optionally of one
+    actor, action and/or target (exact values): each answered by an index on (app_id, it, id)."""
+    where = ""
+    args: list[object] = []
+    for column, value in (("actor", actor), ("action", action), ("target", target)):
+        if value is not None:
+            where += f" AND {column} = ?"
+            args.append(value)
+    more, more_args, order = keyset("id", request)
+    return await db.fetch_all(
+        f"SELECT {COLUMNS} FROM audit_log WHERE app_id = ?{where}{more} {order} LIMIT ?",
+        app_id,
+        *args,
+        *more_args,
+        request.size + 1,
+    )
 
 
 async def chain_after(db: Executor, app_id: int, after_id: int, limit: int) -> list[Row]:

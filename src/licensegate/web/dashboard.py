@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from licensegate.web.pages import (
     account,
     apps,
+    auditlog,
     details,
     license_actions,
     license_import,
@@ -74,6 +75,7 @@ def dashboard_app() -> ASGIApp:
         *license_import.ROUTES,
         *details.ROUTES,
         *sellerkeys.ROUTES,
+        *auditlog.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -16,7 +16,7 @@ from licensegate.domain.accounts import Account
 from licensegate.domain.permissions import Area
 from licensegate.web.visit import Denied, Visit
 
-OWNER_ONLY = "owner"  # sections only the application's owner sees
+OWNER_ONLY: Literal["owner"] = "owner"  # sections only the application's owner sees
 SectionArea = Area | Literal["", "owner"]
 
 
