@@ -246,9 +246,16 @@ async def set_ban(db: Executor, key_id: int, reason: str | None) -> int:
     return await db.execute("UPDATE license_keys SET banned_reason = ? WHERE id = ?", reason, key_id)
 
 
+class Redeemed(TypedDict):
+    """What `mark_used` answers: the key's level and duration as they were when it was redeemed."""
+
+    level: str
+    duration: int
+
+
 async def mark_used(
     db: Executor, app_id: int, key_id: int, *, user_id: int, username: str, now: int
-) -> Row | None:
+) -> Redeemed | None:
     """Redeem the key if it is still unused and not banned; its level and duration as they
     were at that moment, or None when another redemption (or a ban) came first."""
     row = await db.fetch_one(
@@ -263,7 +270,7 @@ async def mark_used(
     )
     if row is not None:
         await overview.bump(db, app_id, now, "key")
-    return row
+    return cast("Redeemed | None", row)
 
 
 async def insert_grant(

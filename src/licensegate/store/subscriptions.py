@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 from licensegate.store.freezes import APP_PAUSE, give_back
 
@@ -35,12 +37,22 @@ async def list_for_app(db: Executor, app_id: int) -> list[Row]:
     )
 
 
-async def for_level(db: Executor, app_id: int, level: str) -> list[Row]:
-    return await db.fetch_all(
+class LevelSubscription(TypedDict):
+    """A subscription as `for_level` finds it."""
+
+    id: int
+    name: str
+    level: str
+    paused_at: int | None
+
+
+async def for_level(db: Executor, app_id: int, level: str) -> list[LevelSubscription]:
+    rows = await db.fetch_all(
         "SELECT id, name, level, paused_at FROM subscriptions WHERE app_id = ? AND level = ? ORDER BY id",
         app_id,
         level,
     )
+    return cast("list[LevelSubscription]", rows)
 
 
 async def delete(db: Executor, sub_id: int) -> int:
