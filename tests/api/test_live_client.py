@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.live import LiveServer, execute_sql
+from tests.live import LiveServer
 
 pytestmark = pytest.mark.server
 RACERS = 50
@@ -26,11 +26,7 @@ def seller_call(server: LiveServer, sellerkey: str, type_: str, /, **params: Any
 
 def new_app(server: LiveServer, owner: str) -> dict[str, str]:
     created = server.create_app(owner, "app")
-    execute_sql(
-        server.database_url,
-        "UPDATE apps SET auth_rate_limit = 100000, client_rate_limit = 100000 WHERE ownerid = ?",
-        created["ownerid"],
-    )
+    seller_call(server, created["sellerkey"], "updatesettings", authratelimit=100000, clientratelimit=100000)
     return created
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from licensegate.clock import MovableClock
 from licensegate.domain import messages as catalogue
+from licensegate.domain import settings as app_settings
 from licensegate.services import Services
 from tests.helpers import SELLER_PATH, Seller, client_of, make_user
 
@@ -300,10 +301,8 @@ async def test_addhash_validates_the_hash(seller: Seller) -> None:
 
 
 async def test_addhash_refuses_more_than_the_limit(seller: Seller, services: Services) -> None:
-    await services.db.execute_many(
-        "INSERT INTO app_hashes (app_id, hash, created_at) VALUES (?, ?, ?)",
-        [(seller.app_id, f"h{i}", 1) for i in range(99)],
-    )
+    for i in range(99):
+        await app_settings.add_hash(services.db, seller.app_id, f"h{i}", services.clock.now())
     await seller.ok("addhash", hash="last")
     await seller.fails("addhash", 409, "too_many_hashes", hash="onemore")
 

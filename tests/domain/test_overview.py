@@ -290,7 +290,7 @@ async def test_a_snapshot_goes_with_its_application(services: Services, seller: 
     await _key(seller)
     await overview.statuses(db, seller.app_id, services.clock.now(), inline_below=1)
     assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 1
-    await db.execute("DELETE FROM apps WHERE id = ?", seller.app_id)
+    await apps.delete(db, seller.app_id, seller.name)
     assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0
     # A refresh of an application deleted meanwhile writes nothing.
     await store.save_snapshot(db, seller.app_id, 1, 5, "{}")
