@@ -105,25 +105,14 @@ async def append(db: Database, entry: Entry) -> int:
 async def page(
     db: Executor, app_id: int, *, action: str | None, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
-    """Newest first, optionally only one action; with the number of matching entries."""
+    """Newest first (each as `shown`), optionally only one action; with the number of matching
+    entries."""
     rows = await store.page(db, app_id, action, limit, offset)
-    entries = [
-        {
-            "id": str(row["id"]),
-            "actor": row["actor"],
-            "action": row["action"],
-            "target": row["target"],
-            "before": _from_json(row["before"]),
-            "after": _from_json(row["after"]),
-            "ip": row["ip"],
-            "created": row["created_at"],
-        }
-        for row in rows
-    ]
-    return entries, await store.count(db, app_id, action)
+    return [shown(row) for row in rows], await store.count(db, app_id, action)
 
 
-def _shown(row: Row) -> dict[str, Any]:
+def shown(row: Row) -> dict[str, Any]:
+    """An entry with its before and after states read from their JSON."""
     return {
         "id": row["id"],
         "actor": row["actor"],
@@ -148,7 +137,7 @@ async def browse(
     """A keyset page of the application's entries by id (newest first by default), optionally
     only those of one actor, action and/or target (whole values, as the entries name them)."""
     rows = await store.browse(db, app_id, actor=actor, action=action, target=target, request=request)
-    return finish([_shown(row) for row in rows], request)
+    return finish([shown(row) for row in rows], request)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,25 @@ async def fetch_audit_logs(call: SellerCall) -> dict[str, Any]:
     logs, count = await audit.page(
         call.db, call.app_id, action=call.args.opt_text("action"), limit=limit, offset=offset
     )
-    return {"message": "Successfully retrieved audit logs", "logs": logs, "count": count}
+    return {
+        "message": "Successfully retrieved audit logs",
+        "logs": [audit_entry(e) for e in logs],
+        "count": count,
+    }
+
+
+def audit_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry (`domain.audit.shown`) as fetchauditlogs lists it."""
+    return {
+        "id": str(entry["id"]),
+        "actor": entry["actor"],
+        "action": entry["action"],
+        "target": entry["target"],
+        "before": entry["before"],
+        "after": entry["after"],
+        "ip": entry["ip"],
+        "created": entry["created_at"],
+    }
 
 
 @registry.operation(
