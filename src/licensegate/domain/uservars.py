@@ -8,7 +8,6 @@ The owner may overwrite a read-only variable; the flag only stops the client API
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import Refusal
@@ -16,6 +15,7 @@ from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import users as users_store
 from licensegate.store import uservars as store
 from licensegate.store.database import Database, Executor
+from licensegate.store.uservars import ListedVar as ListedVar  # the rows it lists
 
 MAX_NAME = 64
 MAX_DATA = 500  # KeyAuth's limit for a user variable's value
@@ -101,16 +101,11 @@ async def delete_all(db: Executor, app_id: int) -> int:
 
 async def list_page(
     db: Executor, app_id: int, *, username: str | None, name: str | None, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[ListedVar], int]:
     """One page of variables, oldest first, and the total that match the filters."""
     user_id = None if username is None else await _require_user(db, app_id, username)
     rows = await store.list_page(db, app_id, user_id=user_id, name=name, limit=limit, offset=offset)
-    total = await store.count(db, app_id, user_id=user_id, name=name)
-    entries = [
-        {"name": row["name"], "data": row["value"], "user": row["username"], "readOnly": row["read_only"]}
-        for row in rows
-    ]
-    return entries, total
+    return rows, await store.count(db, app_id, user_id=user_id, name=name)
 
 
 # --- the client's own variables ----------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
 from licensegate.store.paging import PageRequest
@@ -104,11 +106,20 @@ def _filters(user_id: int | None, name: str | None) -> tuple[str, list[object]]:
     return where, args
 
 
+class ListedVar(TypedDict):
+    """A user variable as `list_page` lists it, with its user's name."""
+
+    name: str
+    value: str
+    read_only: int
+    username: str
+
+
 async def list_page(
     db: Executor, app_id: int, *, user_id: int | None, name: str | None, limit: int, offset: int
-) -> list[Row]:
+) -> list[ListedVar]:
     where, args = _filters(user_id, name)
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         "SELECT v.name, v.value, v.read_only, u.username FROM user_vars v "
         f"JOIN users u ON u.id = v.user_id WHERE {where} ORDER BY v.id LIMIT ? OFFSET ?",
         app_id,
@@ -116,6 +127,7 @@ async def list_page(
         limit,
         offset,
     )
+    return cast("list[ListedVar]", rows)
 
 
 async def count(db: Executor, app_id: int, *, user_id: int | None, name: str | None) -> int:

@@ -103,7 +103,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """The application's user variables, optionally of one user and/or one name (an empty list
     when there are none)."""
     limit, offset = paging(call.args)
-    entries, total = await uservars.list_page(
+    rows, total = await uservars.list_page(
         call.db,
         call.app_id,
         username=call.args.opt_text("user"),
@@ -111,6 +111,10 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
         limit=limit,
         offset=offset,
     )
+    entries = [
+        {"name": row["name"], "data": row["value"], "user": row["username"], "readOnly": row["read_only"]}
+        for row in rows
+    ]
     return {"message": "Successfully retrieved user variables", "vars": entries, "count": total}
 
 
