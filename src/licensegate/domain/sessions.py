@@ -14,9 +14,11 @@ from licensegate.domain import apps, errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
 from licensegate.domain.messages import Messages
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
+from licensegate.store import users as user_store
 from licensegate.store.database import Executor
 from licensegate.store.sessions import ListedSession as ListedSession  # the rows it lists
 from licensegate.store.sessions import LoginRecord
@@ -135,8 +137,7 @@ async def start(
 async def online(db: Executor, app: ClientApp, now: int) -> list[dict[str, str]]:
     """The usernames of the users online, never key material: a user whose name is a license key
     (every user a License Login made) is left out, not masked."""
-    names = await store.online_usernames(db, app.id, now, ONLINE_LIMIT, key_users=LICENSE_USER)
-    return [{"credential": name} for name in names]
+    return [{"credential": name} for name in await online_names(db, app.id, now)]
 
 
 async def end(db: Executor, session_id: str) -> None:
@@ -189,3 +190,80 @@ async def of_user(db: Executor, app_id: int, user_id: int, now: int) -> list[dic
     """The user's open sessions, newest first (at most USER_SESSIONS_SHOWN)."""
     rows = await store.of_user(db, app_id, user_id, now, USER_SESSIONS_SHOWN)
     return [dict(row) for row in rows]
+
+
+# --- the dashboard's Sessions page ------------------------------------------------------------
+
+KEY_SHOWN = 4  # the last characters of a license key a list shows
+
+
+def mask_key(key: str) -> str:
+    """A license key as a list shows it: its last few characters only."""
+    return "•" * 6 + key[-KEY_SHOWN:] if len(key) > 2 * KEY_SHOWN else "•" * 6
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    now: int,
+    state: str,
+    username: str | None,
+    ip: str | None,
+    request: PageRequest,
+) -> Page:
+    """One keyset page of the application's sessions, newest first by default. `state`: '' (open),
+    'online' (open and logged in), 'waiting' (open, not logged in), 'all' (expired ones too). Each
+    row names its user and shows its credential masked when it is key material (a license key,
+    or the name of a user a License Login made)."""
+    user_id: int | None = None
+    if username is not None:
+        user = await user_store.find(db, app_id, username)
+        if user is None:
+            return Page([], has_previous=False, has_next=False)
+        user_id = user["id"]
+    canonical = None if ip is None else parse_ip(ip)
+    rows = await store.browse(
+        db,
+        app_id,
+        now=now,
+        live=state != "all",
+        validated={"online": True, "waiting": False}.get(state),
+        user_id=user_id,
+        ip=canonical,
+        request=request,
+    )
+    page = finish([dict(row) for row in rows], request)
+    users = {
+        row["id"]: row
+        for row in await store.users_named(db, sorted({r["user_id"] for r in page.rows if r["user_id"]}))
+    }
+    keys = await store.keys_among(db, app_id, sorted({r["credential"] for r in page.rows if r["credential"]}))
+    for row in page.rows:
+        holder = users.get(row["user_id"])
+        row["username"] = None
+        credential = row.pop("credential")
+        key_user = holder is not None and (holder["created_by"] == LICENSE_USER or holder["username"] in keys)
+        if holder is not None and not key_user:
+            row["username"] = holder["username"]
+        if credential is None:
+            row["credential"], row["masked"] = None, False
+        elif credential in keys or key_user or (holder is not None and credential != holder["username"]):
+            row["credential"], row["masked"] = mask_key(credential), True
+        else:
+            row["credential"], row["masked"] = credential, False
+        row["live"] = row["expires_at"] > now
+    return page
+
+
+async def online_names(db: Executor, app_id: int, now: int) -> list[str]:
+    """The names of the users online (a user named by a license key is left out)."""
+    return await store.online_usernames(db, app_id, now, ONLINE_LIMIT, key_users=LICENSE_USER)
+
+
+async def open_ids_of(db: Executor, app_id: int, username: str, now: int) -> list[str] | None:
+    """The ids of the unexpired sessions of the user named `username` (None: no such user)."""
+    user = await user_store.find(db, app_id, username)
+    if user is None:
+        return None
+    return await store.open_ids_of_user(db, app_id, user["id"], now)

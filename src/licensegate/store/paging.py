@@ -15,7 +15,7 @@ MAX_SIZE = 200
 @dataclass(frozen=True, slots=True)
 class Position:
     value: Any  # the sort column's value of the row the page starts next to
-    id: int
+    id: int | str  # the row's id (a client session's id is text)
     before: bool = False  # the page ends just before that row (a "previous page")
 
 

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 
 from licensegate.store import apps, bulk
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, keyset
 
 _LIVE = "app_id = ? AND expires_at > ?"
 
@@ -281,3 +282,71 @@ async def of_user(db: Executor, app_id: int, user_id: int, now: int, limit: int)
         now,
         limit,
     )
+
+
+# --- the dashboard's list ----------------------------------------------------------------------
+
+BROWSE_COLUMNS = "id, user_id, credential, created_at, expires_at, validated, ip, hwid"
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    now: int,
+    live: bool,
+    validated: bool | None,
+    user_id: int | None,
+    ip: str | None,
+    request: PageRequest,
+) -> list[Row]:
+    """One keyset page of sessions ordered by start (`request.size + 1` rows, see `paging.finish`):
+    unexpired ones only when `live`, logged in or not when `validated` is set, of one user, from
+    one address."""
+    where, args = "app_id = ?", list[Any]([app_id])
+    if live:
+        where += " AND expires_at > ?"
+        args.append(now)
+    if validated is not None:
+        where += " AND validated = ?"
+        args.append(1 if validated else 0)
+    if user_id is not None:
+        where += " AND user_id = ?"
+        args.append(user_id)
+    if ip is not None:
+        where += " AND ip = ?"
+        args.append(ip)
+    after, after_args, order = keyset("created_at", request)
+    return await db.fetch_all(
+        f"SELECT {BROWSE_COLUMNS} FROM sessions WHERE {where}{after} {order} LIMIT ?",
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+
+
+async def users_named(db: Executor, user_ids: list[int]) -> list[Row]:
+    """(id, username, created_by) of these users."""
+    if not user_ids:
+        return []
+    marks = ", ".join("?" for _ in user_ids)
+    return await db.fetch_all(f"SELECT id, username, created_by FROM users WHERE id IN ({marks})", *user_ids)
+
+
+async def keys_among(db: Executor, app_id: int, texts: list[str]) -> set[str]:
+    """Which of `texts` are license keys of the application."""
+    if not texts:
+        return set()
+    marks = ", ".join("?" for _ in texts)
+    rows = await db.fetch_all(
+        f"SELECT key FROM license_keys WHERE app_id = ? AND key IN ({marks})", app_id, *texts
+    )
+    return {row["key"] for row in rows}
+
+
+async def open_ids_of_user(db: Executor, app_id: int, user_id: int, now: int) -> list[str]:
+    """The ids of every unexpired session of the user."""
+    rows = await db.fetch_all(
+        "SELECT id FROM sessions WHERE user_id = ? AND app_id = ? AND expires_at > ?", user_id, app_id, now
+    )
+    return [row["id"] for row in rows]

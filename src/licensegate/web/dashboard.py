@@ -19,6 +19,7 @@ from licensegate.web.pages import (
     licenses,
     overview,
     sellerkeys,
+    sessions,
     signin,
     subscriptions,
     users,
@@ -76,6 +77,7 @@ def dashboard_app() -> ASGIApp:
         *details.ROUTES,
         *sellerkeys.ROUTES,
         *auditlog.ROUTES,
+        *sessions.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

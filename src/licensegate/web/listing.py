@@ -256,7 +256,7 @@ def _decode(text: str, *, before: bool) -> Position:
         value, row_id = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
     except (ValueError, TypeError, binascii.Error) as exc:
         raise bad from exc
-    if not isinstance(row_id, int) or not isinstance(value, (str, int, type(None))):
+    if not isinstance(row_id, (int, str)) or not isinstance(value, (str, int, type(None))):
         raise bad
     return Position(value, row_id, before)
 
