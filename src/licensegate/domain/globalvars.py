@@ -8,9 +8,9 @@ from typing import Any
 
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import Refusal
-from licensegate.domain.timefmt import datetime_text
 from licensegate.store import globalvars as store
 from licensegate.store.database import Executor
+from licensegate.store.globalvars import GlobalVarRow as GlobalVarRow  # the rows it lists
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +41,9 @@ async def get(db: Executor, app_id: int, name: str) -> GlobalVar:
     return GlobalVar(name=row["name"], value=row["value"], authed=bool(row["authed"]))
 
 
-async def list_all(db: Executor, app_id: int) -> list[dict[str, Any]]:
-    """Every variable in creation order, in the interface document's shape."""
-    return [
-        {
-            "setting_key": row["name"],
-            "setting_value": str(row["value"]),
-            "created_at": datetime_text(row["created_at"]),
-        }
-        for row in await store.list_for_app(db, app_id)
-    ]
+async def list_all(db: Executor, app_id: int) -> list[GlobalVarRow]:
+    """Every variable in creation order."""
+    return await store.list_for_app(db, app_id)
 
 
 async def list_with_flags(db: Executor, app_id: int) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import orjson
 
 from licensegate.store import sellerlog as store
 from licensegate.store.database import Executor
+from licensegate.store.sellerlog import LoggedCall as LoggedCall  # the rows it lists
 
 REDACTED = "[redacted]"
 MAX_LOGGED_VALUE = 256  # longer values are cut, so one call cannot bloat the log
@@ -102,21 +103,9 @@ async def record(
     )
 
 
-async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """Newest first, with the number of entries in all."""
-    rows = await store.page(db, app_id, limit, offset)
-    logs = [
-        {
-            "id": str(row["id"]),
-            "ip": row["ip"],
-            "operation": row["operation"],
-            "params": orjson.loads(row["params"]),
-            "status": row["status"],
-            "created": row["created_at"],
-        }
-        for row in rows
-    ]
-    return logs, await store.count(db, app_id)
+async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[LoggedCall], int]:
+    """Newest first (`params` as stored, JSON), with the number of entries in all."""
+    return await store.page(db, app_id, limit, offset), await store.count(db, app_id)
 
 
 async def delete_all(db: Executor, app_id: int) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 
 
@@ -41,11 +43,22 @@ async def update(db: Executor, app_id: int, name: str, *, value: str, authed: bo
     )
 
 
-async def list_for_app(db: Executor, app_id: int) -> list[Row]:
-    return await db.fetch_all(
+class GlobalVarRow(TypedDict):
+    """A variable as `list_for_app` lists it."""
+
+    name: str
+    value: str
+    authed: int
+    created_at: int
+    updated_at: int
+
+
+async def list_for_app(db: Executor, app_id: int) -> list[GlobalVarRow]:
+    rows = await db.fetch_all(
         "SELECT name, value, authed, created_at, updated_at FROM global_vars WHERE app_id = ? ORDER BY id",
         app_id,
     )
+    return cast("list[GlobalVarRow]", rows)
 
 
 async def delete(db: Executor, app_id: int, name: str) -> int:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store import bulk
-from licensegate.store.database import Executor, Row
+from licensegate.store.database import Executor
 
 
 async def insert(
@@ -32,15 +34,27 @@ async def insert(
     )
 
 
-async def page(db: Executor, app_id: int, limit: int, offset: int) -> list[Row]:
+class LoggedCall(TypedDict):
+    """A seller log entry (`params`: JSON, secrets removed; `status`: the answer's HTTP status)."""
+
+    id: int
+    ip: str | None
+    operation: str
+    params: str
+    status: int
+    created_at: int
+
+
+async def page(db: Executor, app_id: int, limit: int, offset: int) -> list[LoggedCall]:
     """Newest first."""
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         "SELECT id, ip, operation, params, status, created_at FROM seller_log WHERE app_id = ? "
         "ORDER BY id DESC LIMIT ? OFFSET ?",
         app_id,
         limit,
         offset,
     )
+    return cast("list[LoggedCall]", rows)
 
 
 async def count(db: Executor, app_id: int) -> int:

@@ -6,6 +6,7 @@ from typing import Any
 
 from licensegate.domain import globalvars
 from licensegate.domain.permissions import Area
+from licensegate.domain.timefmt import datetime_text
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
 
@@ -103,7 +104,17 @@ async def retrieve(call: SellerCall) -> dict[str, Any]:
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
     """Every global variable of the application (an empty list when there are none). The body is
     exactly `success` and `variables`, as the interface document fixes it."""
-    return {"variables": await globalvars.list_all(call.db, call.app_id)}
+    rows = await globalvars.list_all(call.db, call.app_id)
+    return {"variables": [variable_entry(row) for row in rows]}
+
+
+def variable_entry(row: globalvars.GlobalVarRow) -> dict[str, Any]:
+    """A variable in the interface document's shape."""
+    return {
+        "setting_key": row["name"],
+        "setting_value": str(row["value"]),
+        "created_at": datetime_text(row["created_at"]),
+    }
 
 
 @registry.operation(

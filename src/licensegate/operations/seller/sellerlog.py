@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from licensegate.domain import sellerlog
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import LIMIT, PAGE, paging
@@ -27,8 +29,24 @@ async def fetch_seller_logs(call: SellerCall) -> dict[str, Any]:
     """The recorded seller API calls of this application (recorded only while the `sellerlogs`
     setting is on). Passwords, keys, tokens and URLs are never recorded."""
     limit, offset = paging(call.args)
-    logs, count = await sellerlog.page(call.db, call.app_id, limit=limit, offset=offset)
-    return {"message": "Successfully retrieved seller logs", "logs": logs, "count": count}
+    rows, count = await sellerlog.page(call.db, call.app_id, limit=limit, offset=offset)
+    return {
+        "message": "Successfully retrieved seller logs",
+        "logs": [log_entry(row) for row in rows],
+        "count": count,
+    }
+
+
+def log_entry(row: sellerlog.LoggedCall) -> dict[str, Any]:
+    """An entry as fetchsellerlogs lists it, its parameters as a JSON object."""
+    return {
+        "id": str(row["id"]),
+        "ip": row["ip"],
+        "operation": row["operation"],
+        "params": orjson.loads(row["params"]),
+        "status": row["status"],
+        "created": row["created_at"],
+    }
 
 
 @registry.operation(
