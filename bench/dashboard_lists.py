@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import os
 import platform
 import secrets
 import sqlite3
@@ -606,9 +607,15 @@ def main() -> None:
             url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='lgbench')) / 'bench.db'}"
             migrate.upgrade(url)
         else:
-            url = databases.create_postgres_database("lgbench_dashboard")
+            # One database per run: two runs at once on the shared server must not drop each other's.
+            url = databases.create_postgres_database(f"lgbench_dashboard_{os.getpid()}")
         print(f"{name}: filling {', '.join(lists)} and measuring", file=sys.stderr)
-        for case, median, p95 in asyncio.run(_measure(url, args.keys, args.users, args.variables, lists)):
+        try:
+            measured_rows = asyncio.run(_measure(url, args.keys, args.users, args.variables, lists))
+        finally:
+            if name != "sqlite":
+                databases.drop_database(url.rpartition("/")[2])
+        for case, median, p95 in measured_rows:
             table.append(f"| {name} | {case} | {median:.1f} | {p95:.1f} |")
             measured.add((name, case))
             print(table[-1], file=sys.stderr)
