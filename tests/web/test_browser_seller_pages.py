@@ -1,6 +1,7 @@
 """In Chromium, against a real server: the Seller keys page (a key created with ticked areas and
 shown once, a refusal next to its field, a revocation confirmed in the dialog) and the Audit log
-page (the chain checked as the page is shown, a target's filter, the export), each page audited
+page (the chain checked as the page is shown, a target's filter, the export) and the Seller log
+page (off, turned on, calls filtered by status, secrets redacted, the export), each page audited
 for accessibility."""
 
 from __future__ import annotations
@@ -87,4 +88,38 @@ def test_audit_log_page(tab: Tab, dashboard_server: LiveServer) -> None:
     saved = download.value.path().read_text()
     assert "user:ben" in saved
     assert "user:ann" not in saved
+    tab.check_console()
+
+
+def test_seller_log_page(tab: Tab, dashboard_server: LiveServer) -> None:
+    page = tab.page
+    key = open_shop(tab, dashboard_server, "logseller", "Log Shop")
+    nav = page.get_by_role("navigation", name="Application")
+    nav.get_by_role("link", name="Seller log").click()
+    expect(page.get_by_role("heading", name="Seller log")).to_be_visible()
+    expect(page.locator("#recording")).to_contain_text("The seller log is off for this application")
+    tab.audit("seller-log-off")
+    page.get_by_role("button", name="Turn the seller log on").click()
+    expect(page.get_by_role("status")).to_contain_text("The seller log is on")
+    made = seller_call(
+        dashboard_server, key, "adduser", user="ann", sub="default", expiry="30", **{"pass": "pw123456"}
+    )
+    assert made.json()["success"] is True, made.text
+    seller_call(dashboard_server, key, "deluser", user="nobody")
+    page.reload()
+    table = page.get_by_role("table", name=re.compile("Seller log"))
+    expect(table).to_contain_text("adduser")
+    expect(table).to_contain_text("[redacted]")
+    expect(table).not_to_contain_text("pw123456")
+    page.get_by_label("Status").select_option("404")
+    page.get_by_role("button", name="Apply").click()
+    expect(page).to_have_url(re.compile(r"status=404"))
+    expect(table).to_contain_text("deluser")
+    expect(table).not_to_contain_text("adduser")
+    tab.audit("seller-log")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="JSON").click()
+    saved = download.value.path().read_text()
+    assert "deluser" in saved
+    assert "adduser" not in saved
     tab.check_console()

@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from licensegate.domain import errorcodes
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import sellerlog as store
 from licensegate.store.database import Executor
 from licensegate.store.sellerlog import LoggedCall as LoggedCall  # the rows it lists
@@ -106,6 +108,47 @@ async def record(
 async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[LoggedCall], int]:
     """Newest first (`params` as stored, JSON), with the number of entries in all."""
     return await store.page(db, app_id, limit, offset), await store.count(db, app_id)
+
+
+NO_KEY = "none"  # the key filter's value for calls made signed in to an account
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    operation: str | None = None,
+    status: int | None = None,
+    key: str | None = None,
+    request: PageRequest,
+) -> Page:
+    """A keyset page of the application's seller log by id (newest first by default), optionally
+    of one operation, one answer status and/or one key (a key's id, or `NO_KEY`)."""
+    if key is not None and key != NO_KEY and not (key.isascii() and key.isdigit()):
+        raise errorcodes.INVALID_VIEW("The key filter is a key's id.")
+    rows = await store.browse(
+        db,
+        app_id,
+        operation=operation,
+        status=status,
+        key_id=int(key) if key is not None and key != NO_KEY else None,
+        without_key=key == NO_KEY,
+        request=request,
+    )
+    shown = [
+        {
+            "id": row["id"],
+            "ip": row["ip"],
+            "operation": row["operation"],
+            "params": orjson.loads(row["params"]),
+            "status": row["status"],
+            "created_at": row["created_at"],
+            "key_id": row["key_id"],
+            "key_name": row["key_name"],
+        }
+        for row in rows
+    ]
+    return finish(shown, request)
 
 
 async def delete_all(db: Executor, app_id: int) -> int:

@@ -6,6 +6,9 @@ from typing import TypedDict, cast
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor
+from licensegate.store.paging import PageRequest, keyset
+
+COLUMNS = "id, ip, operation, params, status, created_at, key_id, key_name"
 
 
 async def insert(
@@ -55,6 +58,45 @@ async def page(db: Executor, app_id: int, limit: int, offset: int) -> list[Logge
         offset,
     )
     return cast("list[LoggedCall]", rows)
+
+
+class KeyedCall(LoggedCall):
+    """An entry with the seller key that made the call (both None: signed in to an account)."""
+
+    key_id: int | None
+    key_name: str | None
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    operation: str | None,
+    status: int | None,
+    key_id: int | None,
+    without_key: bool,
+    request: PageRequest,
+) -> list[KeyedCall]:
+    """One keyset page by id (`request.size + 1` rows, see `paging.finish`), optionally of one
+    operation, one status and/or one key (`without_key`: the calls made signed in to an
+    account); each answered by an index on (app_id, it, id)."""
+    where = ""
+    args: list[object] = []
+    for column, value in (("operation", operation), ("status", status), ("key_id", key_id)):
+        if value is not None:
+            where += f" AND {column} = ?"
+            args.append(value)
+    if without_key:
+        where += " AND key_id IS NULL"
+    more, more_args, order = keyset("id", request)
+    rows = await db.fetch_all(
+        f"SELECT {COLUMNS} FROM seller_log WHERE app_id = ?{where}{more} {order} LIMIT ?",
+        app_id,
+        *args,
+        *more_args,
+        request.size + 1,
+    )
+    return cast("list[KeyedCall]", rows)
 
 
 async def count(db: Executor, app_id: int) -> int:

@@ -19,6 +19,7 @@ from licensegate.web.pages import (
     licenses,
     overview,
     sellerkeys,
+    sellerlog,
     sessions,
     signin,
     subscriptions,
@@ -77,6 +78,7 @@ def dashboard_app() -> ASGIApp:
         *details.ROUTES,
         *sellerkeys.ROUTES,
         *auditlog.ROUTES,
+        *sellerlog.ROUTES,
         *sessions.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))

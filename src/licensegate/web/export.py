@@ -5,16 +5,33 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
 from starlette.responses import Response, StreamingResponse
 
+from licensegate.domain.paging import Page, PageRequest, Position
 from licensegate.web.visit import Visit
 
 FORMATS = ("csv", "json")
 FLUSH_BYTES = 64 * 1024
+BATCH = 500
+
+
+async def oldest_first(
+    read: Callable[[PageRequest], Awaitable[Page]], fields: Sequence[str]
+) -> AsyncIterator[dict[str, Any]]:
+    """The rows of a list paged by id alone (`read` answers one keyset page), oldest first, in
+    batches, each row cut to `fields`."""
+    request = PageRequest("created", False, BATCH)
+    while True:
+        found = await read(request)
+        for row in found.rows:
+            yield {name: row[name] for name in fields}
+        if not found.has_next:
+            return
+        request = PageRequest("created", False, BATCH, Position(None, found.rows[-1]["id"]))
 
 
 def csv_safe(value: Any) -> Any:

@@ -6,14 +6,13 @@ verified on the page ("intact since ..." or the entry where it breaks). Read thr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.responses import Response
 from starlette.routing import Route
 
 from licensegate.domain import audit
-from licensegate.domain.paging import Page, PageRequest, Position
+from licensegate.domain.paging import Page, PageRequest
 from licensegate.web import export as export_view
 from licensegate.web.listing import Column, Filter, ListSpec, View
 from licensegate.web.navigation import OWNER_ONLY, AppPage, Section, open_app, register
@@ -21,7 +20,6 @@ from licensegate.web.visit import Visit, page
 
 SLUG = "audit-log"
 register(Section("Audit log", SLUG, OWNER_ONLY))
-EXPORT_BATCH = 500
 EXPORT_FIELDS = ("id", "created_at", "actor", "action", "target", "before", "after", "ip")
 
 SPEC = ListSpec(
@@ -97,21 +95,12 @@ async def export(visit: Visit) -> Response:
     fmt = export_view.chosen_format(visit)
     if fmt is None:
         return export_view.refused(visit)
-
-    async def rows() -> AsyncIterator[dict[str, Any]]:
-        request = PageRequest("created", False, EXPORT_BATCH)
-        while True:
-            found = await _browse(visit, app, view, request)
-            for row in found.rows:
-                yield {field: row[field] for field in EXPORT_FIELDS}
-            if not found.has_next:
-                return
-            request = PageRequest("created", False, EXPORT_BATCH, Position(None, found.rows[-1]["id"]))
+    rows = export_view.oldest_first(lambda request: _browse(visit, app, view, request), EXPORT_FIELDS)
 
     def flatten(row: dict[str, Any]) -> dict[str, Any]:
         return {**row, "before": audit.to_json(row["before"]), "after": audit.to_json(row["after"])}
 
-    return export_view.stream(visit, f"audit-log-{app.id}", fmt, rows(), EXPORT_FIELDS, flatten)
+    return export_view.stream(visit, f"audit-log-{app.id}", fmt, rows, EXPORT_FIELDS, flatten)
 
 
 PATH = "/apps/{app_id:int}/" + SLUG
