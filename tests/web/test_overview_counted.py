@@ -3,16 +3,18 @@ counts come from a snapshot and the page says as of when."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
+from licensegate import app as app_module
 from licensegate.clock import MovableClock
 from licensegate.config import Settings
 from licensegate.domain import overview
 from licensegate.services import Services
 from tests.conftest import make_settings
-from tests.web.pages import Dashboard, make_keys, make_shop, text_of
+from tests.web.pages import Dashboard, make_keys, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -51,3 +53,38 @@ async def test_a_large_overview_shows_counts_as_of_their_time(
     later = await dash.get(f"/dashboard/apps/{shop.app_id}/")
     assert "Not used 3" in keys_table(later.text)
     assert "as of 2027-01-01 12:06 UTC" in text_of(later.text)
+
+
+async def test_the_workers_refresh_runs_in_the_background(
+    services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shop = await make_shop(services)
+    await make_keys(services, shop, 2)
+    first = await overview.statuses(services.db, shop.app_id, clock.now(), inline_below=1)
+    await make_keys(services, shop, 1)
+    clock.advance(300)
+    monkeypatch.setattr(app_module, "OVERVIEW_SWEEP", 0.01)
+    refresher = asyncio.create_task(app_module.refresh_overviews(services))
+    try:
+        for _ in range(500):
+            shown = await overview.statuses(services.db, shop.app_id, clock.now(), inline_below=1)
+            if shown.at != first.at:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        refresher.cancel()
+    assert shown.snapshot
+    assert shown.keys == (3, 0, 0)
+
+
+async def test_a_manager_is_told_the_time_of_the_charts_it_sees(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    shop = await make_shop(services)
+    await make_keys(services, shop, 2)
+    await make_member(services, shop, "manager", "lu", permissions="licenses")
+    await overview.statuses(services.db, shop.app_id, clock.now(), inline_below=1)
+    await dash.sign_in("lu")
+    page = await dash.get(f"/dashboard/apps/{shop.app_id}/")
+    assert "License keys by status are as of" in text_of(page.text)
+    assert "Users by status" not in text_of(page.text)

@@ -79,6 +79,14 @@ async def _charts(visit: Visit, app: AppPage) -> tuple[list[Drawn], int | None]:
     return drawn, counted_at
 
 
+def _counted_what(visit: Visit) -> str:
+    """Which of the account's charts a snapshot's time is about."""
+    users, licenses = _allowed(visit, "users"), _allowed(visit, "licenses")
+    if users and licenses:
+        return "Keys and users by status and the subscriptions expiring are"
+    return "Users by status and the subscriptions expiring are" if users else "License keys by status are"
+
+
 async def _online(visit: Visit, app: AppPage) -> dict[str, Any]:
     figures = await overview.online(visit.services.db, app.id, visit.now())
     return {"online": figures, "online_at": visit.now(), "refresh": ONLINE_REFRESH}
@@ -99,6 +107,7 @@ async def home(visit: Visit) -> Response:
         nav=app.nav,
         charts=charts,
         counted_at=counted_at,
+        counted_what=_counted_what(visit),
         refresh_minutes=services.settings.overview_refresh_minutes,
         show_online=show_online,
         reseller=visit.account.role == "reseller",
