@@ -27,18 +27,24 @@ AREA: Area = "logs"
 SLUG = "seller-log"
 register(Section("Seller log", SLUG, AREA))
 EXPORT_FIELDS = ("id", "created_at", "operation", "params", "status", "key_name", "ip")
+STATUS_NAMES = {
+    200: "OK",
+    400: "Bad request",
+    401: "No valid key",
+    403: "Refused",
+    404: "Not found",
+    409: "Conflict",
+    429: "Rate limited",
+    500: "Fault",
+    503: "Unavailable",
+}
+# The statuses the seller operations declare: the only ones a logged call can have.
 STATUSES = (
     ("", "Any status"),
-    ("200", "200 OK"),
-    ("400", "400 Bad request"),
-    ("401", "401 No valid key"),
-    ("403", "403 Refused"),
-    ("404", "404 Not found"),
-    ("409", "409 Conflict"),
-    ("413", "413 Too large"),
-    ("429", "429 Rate limited"),
-    ("500", "500 Fault"),
-    ("503", "503 Unavailable"),
+    *(
+        (str(status), f"{status} {STATUS_NAMES.get(status, '')}".strip())
+        for status in sorted({status for op in registry for status in op.statuses})
+    ),
 )
 OPERATIONS = (("", "Any operation"), *sorted((op.type, op.type) for op in registry))
 
