@@ -308,6 +308,7 @@ users = sa.Table(
         postgresql_where=sa.text("banned_reason IS NOT NULL"),
     ),
     sa.Index(None, "app_id", "last_ip"),
+    sa.Index(None, "app_id", "created_at"),  # the list's "created" range, and its count
     sa.Index(
         "ix_users_app_id_username_pattern",
         "app_id",
@@ -339,6 +340,10 @@ license_keys = sa.Table(
     sa.Index(None, "app_id", "id"),
     sa.Index(None, "app_id", "status", "id"),
     sa.Index(None, "app_id", "level", "id"),
+    # Its filters: who generated a key (a rare creator is a seek, not a scan of every key) and
+    # when it was created (a range, and its count).
+    sa.Index(None, "app_id", "generated_by", "id"),
+    sa.Index(None, "app_id", "created_at"),
     sa.Index(None, "app_id", "generated_by_account_id"),
     sa.Index(None, "used_by_user_id"),
     # The overview counts keys by status from (app_id, status, id) and the banned ones from here.
