@@ -675,6 +675,16 @@ def _kept_rows(measured: set[tuple[str, str]]) -> list[str]:
     return kept
 
 
+def _kept_notes() -> str:
+    """What the current document says after its table (the analysis, written by hand), kept."""
+    if not OUT.exists():
+        return ""
+    lines = OUT.read_text().splitlines()
+    last = max((i for i, line in enumerate(lines) if line.startswith("|")), default=len(lines) - 1)
+    notes = "\n".join(lines[last + 1 :]).strip()
+    return f"\n{notes}\n" if notes else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=1_000_000)
@@ -714,8 +724,12 @@ def main() -> None:
         "through the ASGI application: session, queries, count and template. A run of some lists "
         "(`--lists`) keeps the other lists' rows from the run before.\n\n"
         f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
-        "shared with other work while measured.\n\n"
-        "| database | what | median ms | p95 ms |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        f"{os.cpu_count()} cores shared with other work while measured (load average "
+        f"{os.getloadavg()[2]:.1f} over the 15 minutes before the run ended).\n\n"
+        "| database | what | median ms | p95 ms |\n|---|---|---|---|\n"
+        + "\n".join(rows)
+        + "\n"
+        + _kept_notes()
     )
     print(f"wrote {OUT}", file=sys.stderr)
 
