@@ -45,6 +45,7 @@ async def test_the_list_shows_keys_newest_first_and_pages_by_keyset(
         page = await dash.get(found.group(1).replace("&amp;", "&"))
         seen += keys_on(page.text)
     assert sorted(seen) == sorted(made)
+    assert "(60 in all)" in text_of(page.text)  # the last page counts too
     # And back: "Previous page" from the last page gives the page before it.
     back = re.search(r'<a href="([^"]+)" rel="prev">', page.text)
     assert back is not None
@@ -72,6 +73,7 @@ async def test_filters_live_in_the_url_and_narrow_the_list(services: Services, d
     assert 'value="banned" selected' in banned.text
     by_note = await dash.get(path, params={"note": "discord"})
     assert sorted(keys_on(by_note.text)) == sorted(noted)
+    assert "(2 in all)" in text_of(by_note.text)  # known from the page alone
     exact = await dash.get(path, params={"q": noted[0]})
     assert keys_on(exact.text) == [noted[0]]
     partial = await dash.get(path, params={"q": noted[0][:8]})

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from licensegate.store.paging import MAX_SIZE, Page, PageRequest, Position, finish
+from licensegate.store.paging import MAX_SIZE, Page, PageRequest, Position, finish, known_total
 
-__all__ = ["MAX_SIZE", "Page", "PageRequest", "Position", "finish"]
+__all__ = ["MAX_SIZE", "Page", "PageRequest", "Position", "finish", "known_total"]

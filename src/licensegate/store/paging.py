@@ -60,6 +60,15 @@ def finish(rows: list[dict[str, Any]], request: PageRequest) -> Page:
     return Page(rows, has_previous=position is not None, has_next=more)
 
 
+def known_total(page: Page, request: PageRequest) -> int | None:
+    """How many rows match, when the first page already holds them all (a list then needs no
+    count: a filter matching few rows would otherwise be read twice, by the page and the count);
+    None when only a count can say."""
+    if request.position is None and not page.has_next:
+        return len(page.rows)
+    return None
+
+
 def escape_like(text: str) -> str:
     """`text` matched literally inside a LIKE pattern (escape character: backslash)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from licensegate.domain import licenses, subscriptions
 from licensegate.domain.licenses import KeyQuery
-from licensegate.domain.paging import PageRequest
+from licensegate.domain.paging import PageRequest, known_total
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.web import export as export_view
 from licensegate.web.listing import Column, Filter, ListSpec, View
@@ -150,7 +150,9 @@ async def list_page(visit: Visit) -> Response:
     for row in found.rows:
         row["status_text"] = _status(row)
         row["label"] = row["key"]
-    total = await licenses.count_matching(db, scope, query)
+    total = known_total(found, view.request)
+    if total is None:
+        total = await licenses.count_matching(db, scope, query)
     listing = view.listing(app.path(SLUG), found, total, cap=licenses.COUNT_CAP)
     url = visit.request.url
     return visit.render(

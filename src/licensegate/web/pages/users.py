@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from licensegate.domain import subscriptions, users
 from licensegate.domain.errors import Refusal
-from licensegate.domain.paging import PageRequest
+from licensegate.domain.paging import PageRequest, known_total
 from licensegate.domain.permissions import Scope
 from licensegate.web import export as export_view
 from licensegate.web import seller
@@ -159,7 +159,9 @@ async def list_page(
     db, now, scope = visit.services.db, visit.now(), _scope(visit, app)
     query = user_query(view, subs, now)
     found = await users.browse(db, scope, query, view.request)
-    total = await users.count_matching(db, scope, query)
+    total = known_total(found, view.request)
+    if total is None:
+        total = await users.count_matching(db, scope, query)
     listing = view.listing(app.path(SLUG), found, total, cap=users.COUNT_CAP)
     account = visit.account
     return visit.render(
