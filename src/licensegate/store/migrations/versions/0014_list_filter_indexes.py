@@ -2,7 +2,7 @@
 creation time (each was a scan of every row of the application at 1,000,000 rows)
 
 Revision ID: 0014
-Revises: 0008
+Revises: 0017
 Create Date: 2026-11-25 05:20:00.000000
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0014"
-down_revision = "0008"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
