@@ -21,6 +21,8 @@ from functools import lru_cache
 from typing import Any
 
 from licensegate.domain import errorcodes
+from licensegate.domain.errors import Refusal
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import blacklists as store
 from licensegate.store import whitelist as white_store
 from licensegate.store.database import Database, Executor
@@ -263,3 +265,56 @@ async def list_whites(
     rows = await white_store.list_page(db, app_id, limit=limit, offset=offset)
     entries = [{"ip": row["value"], "created": row["created_at"]} for row in rows]
     return entries, await white_store.count(db, app_id)
+
+
+# --- the dashboard's lists ---------------------------------------------------------------------
+
+KINDS_OF = {HWID: (HWID,), IP: (IP,), CIDR: (CIDR,), "": ()}
+
+
+def _as_listed(value: str) -> str:
+    """An address or range as the lists store it; any other text as it is (a HWID)."""
+    try:
+        return parse_ip_or_range(value).value
+    except Refusal:
+        return value
+
+
+async def browse(
+    db: Executor, app_id: int, *, kind: str, origin: str, value: str | None, request: PageRequest
+) -> Page:
+    """One keyset page of the blacklist: `kind` hwid, ip (one address), cidr (a range) or ''
+    (every kind); `origin` 'direct', 'ban' or '' (both); `value` exactly (an address or range in
+    any form). Each row says where it came from (`ban_of`, `banned_user_id`, `added_by`)."""
+    if value is not None and kind != HWID:
+        value = _as_listed(value)
+    rows = await store.browse(
+        db,
+        app_id,
+        kinds=KINDS_OF.get(kind, ()),
+        direct={"direct": True, "ban": False}.get(origin),
+        value=value,
+        request=request,
+    )
+    page = finish([dict(row) for row in rows], request)
+    for row in page.rows:
+        direct = row["banned_user_id"] == store.DIRECT
+        row["ban_of"] = None if direct else row["banned_username"] or DELETED_USER
+        row["blacktype"] = HWID if row["kind"] == HWID else IP
+    return page
+
+
+async def browse_whites(db: Executor, app_id: int, *, value: str | None, request: PageRequest) -> Page:
+    """One keyset page of the whitelist, `value` exactly (an address or range in any form)."""
+    if value is not None:
+        value = _as_listed(value)
+    rows = await white_store.browse(db, app_id, value=value, request=request)
+    return finish([dict(row) for row in rows], request)
+
+
+async def count(db: Executor, app_id: int) -> int:
+    return await store.count(db, app_id)
+
+
+async def count_whites(db: Executor, app_id: int) -> int:
+    return await white_store.count(db, app_id)

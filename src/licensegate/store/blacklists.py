@@ -10,6 +10,7 @@ from typing import TypedDict, cast
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, keyset
 
 _KIND = "SELECT kind FROM blacklist WHERE app_id = ?"
 
@@ -119,3 +120,42 @@ async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> li
 async def count(db: Executor, app_id: int) -> int:
     total: int = await db.fetch_value("SELECT COUNT(*) FROM blacklist WHERE app_id = ?", app_id)
     return total
+
+
+class BrowsedEntry(ListedEntry):
+    id: int
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    kinds: Sequence[str],
+    direct: bool | None,
+    value: str | None,
+    request: PageRequest,
+) -> list[BrowsedEntry]:
+    """One keyset page by id (`request.size + 1` rows, see `paging.finish`) of the entries of
+    these kinds (none: every kind), added directly or by bans (`direct` None: both), listing
+    exactly `value` when set; with the banned user's current name."""
+    where, args = "b.app_id = ?", list[object]([app_id])
+    if kinds:
+        where += f" AND b.kind IN ({_marks(len(kinds))})"
+        args += kinds
+    if direct is not None:
+        where += " AND b.banned_user_id = ?" if direct else " AND b.banned_user_id <> ?"
+        args.append(DIRECT)
+    if value is not None:
+        where += " AND b.value = ?"
+        args.append(value)
+    after, after_args, order = keyset("id", request)
+    rows = await db.fetch_all(
+        "SELECT b.id, b.kind, b.value, b.reason, b.created_at, b.added_by, b.banned_user_id, "
+        "u.username AS banned_username FROM blacklist b "
+        "LEFT JOIN users u ON u.id = b.banned_user_id AND b.banned_user_id <> 0 "
+        f"WHERE {where}{after.replace(' id ', ' b.id ')} {order.replace('id ', 'b.id ')} LIMIT ?",
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+    return cast("list[BrowsedEntry]", rows)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, keyset
 
 
 async def add(db: Executor, app_id: int, value: str, now: int) -> int:
@@ -49,3 +50,19 @@ async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> li
 async def count(db: Executor, app_id: int) -> int:
     total: int = await db.fetch_value("SELECT COUNT(*) FROM whitelist WHERE app_id = ?", app_id)
     return total
+
+
+async def browse(db: Executor, app_id: int, *, value: str | None, request: PageRequest) -> list[Row]:
+    """One keyset page by id (`request.size + 1` rows, see `paging.finish`), listing exactly
+    `value` when set."""
+    where, args = "app_id = ?", list[object]([app_id])
+    if value is not None:
+        where += " AND value = ?"
+        args.append(value)
+    after, after_args, order = keyset("id", request)
+    return await db.fetch_all(
+        f"SELECT id, value, created_at FROM whitelist WHERE {where}{after} {order} LIMIT ?",
+        *args,
+        *after_args,
+        request.size + 1,
+    )

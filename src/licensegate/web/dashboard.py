@@ -13,6 +13,7 @@ from licensegate.web.pages import (
     account,
     apps,
     auditlog,
+    blacklists,
     details,
     license_actions,
     license_import,
@@ -80,6 +81,7 @@ def dashboard_app() -> ASGIApp:
         *auditlog.ROUTES,
         *sellerlog.ROUTES,
         *sessions.ROUTES,
+        *blacklists.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 
