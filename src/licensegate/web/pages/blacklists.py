@@ -134,22 +134,28 @@ async def black_delete(visit: Visit) -> Response:
 async def black_delete_all(visit: Visit) -> Response:
     app = await _open(visit)
     total = await blacklists.count(visit.services.db, app.id)
+    return await _empty(visit, app, BLACK_SLUG, "delblacks", total, " (those users' bans added included)")
+
+
+async def _empty(
+    visit: Visit, app: AppPage, slug: str, operation: str, total: int, which: str = ""
+) -> Response:
+    """Empty the blacklist or the whitelist (`slug`), once confirmed with the count."""
     if not confirmed(visit):
         return confirm_page(
             visit,
-            title="Empty the blacklist?",
-            message=f"Every entry is removed ({_entries(total)}), those users' bans added included. "
-            "This cannot be undone.",
-            button="Empty the blacklist",
-            back=app.path(BLACK_SLUG),
+            title=f"Empty the {slug}?",
+            message=f"Every entry is removed ({_entries(total)}){which}. This cannot be undone.",
+            button=f"Empty the {slug}",
+            back=app.path(slug),
         )
     try:
-        body = await seller.run(visit, app, "delblacks", {})
+        body = await seller.run(visit, app, operation, {})
     except Refusal as refusal:
         visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(BLACK_SLUG))
-    visit.flash(f"The blacklist is empty ({_entries(int(body.get('deleted', 0)))} removed).")
-    return visit.redirect(app.path(BLACK_SLUG))
+        return visit.redirect(app.path(slug))
+    visit.flash(f"The {slug} is empty ({_entries(int(body.get('deleted', 0)))} removed).")
+    return visit.redirect(app.path(slug))
 
 
 # --- whitelist ---------------------------------------------------------------------------------
@@ -209,21 +215,7 @@ async def white_delete(visit: Visit) -> Response:
 async def white_delete_all(visit: Visit) -> Response:
     app = await _open(visit)
     total = await blacklists.count_whites(visit.services.db, app.id)
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title="Empty the whitelist?",
-            message=f"Every entry is removed ({_entries(total)}). This cannot be undone.",
-            button="Empty the whitelist",
-            back=app.path(WHITE_SLUG),
-        )
-    try:
-        body = await seller.run(visit, app, "delallwhites", {})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(WHITE_SLUG))
-    visit.flash(f"The whitelist is empty ({_entries(int(body.get('deleted', 0)))} removed).")
-    return visit.redirect(app.path(WHITE_SLUG))
+    return await _empty(visit, app, WHITE_SLUG, "delallwhites", total)
 
 
 BLACK = "/apps/{app_id:int}/" + BLACK_SLUG
