@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from licensegate import ids
 from licensegate.domain import errorcodes
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.secretbox import SecretBox
 from licensegate.store import tokens as store
 from licensegate.store.database import Executor
@@ -128,3 +129,34 @@ async def reset_hash(db: Executor, app_id: int, token: str) -> None:
 
 async def delete(db: Executor, app_id: int, token: str) -> None:
     _changed(await store.delete(db, app_id, _hash_of(token)), token)
+
+
+TOKEN_LENGTH = 32  # a token's text: 32 hex digits
+
+
+async def browse(
+    db: Executor,
+    box: SecretBox,
+    app_id: int,
+    *,
+    search: str | None,
+    kind: str | None,
+    state: str | None,
+    request: PageRequest,
+) -> Page:
+    """One keyset page of tokens, each with its text opened; `search` is a whole token, or the
+    key or username a token belongs to."""
+    token_hash = assigned = None
+    if search is not None:
+        text = search.strip()
+        if len(text) == TOKEN_LENGTH and all(c in "0123456789abcdefABCDEF" for c in text):
+            token_hash = _hash_of(text)
+        else:
+            assigned = text
+    rows = await store.browse(
+        db, app_id, kind=kind, state=state, assigned=assigned, token_hash=token_hash, request=request
+    )
+    page = finish([dict(row) for row in rows], request)
+    for row in page.rows:
+        row["token"] = box.open(row.pop("token_sealed"), SEALED)
+    return page

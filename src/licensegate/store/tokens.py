@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypedDict, cast
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, keyset
 
 COLUMNS = "t.id, t.token_sealed, t.kind, t.assigned, t.banned_reason, t.file_hash, t.used_at, t.created_at"
 
@@ -133,3 +134,34 @@ async def reset_hash(db: Executor, app_id: int, token_hash: str) -> int:
 
 async def delete(db: Executor, app_id: int, token_hash: str) -> int:
     return await db.execute("DELETE FROM tokens WHERE app_id = ? AND token_hash = ?", app_id, token_hash)
+
+
+class BrowsedToken(TokenRow):
+    user_id: int | None
+    license_key_id: int | None
+
+
+async def browse(
+    db: Executor,
+    app_id: int,
+    *,
+    kind: str | None,
+    state: str | None,
+    assigned: str | None,
+    token_hash: str | None,
+    request: PageRequest,
+) -> list[BrowsedToken]:
+    """One keyset page by id (`request.size + 1` rows, see `paging.finish`): the filters of
+    `list_page`, or the one token of `token_hash`; with the user or key each belongs to."""
+    where, args = _filters(app_id, kind, state, assigned)
+    if token_hash is not None:
+        where += " AND t.token_hash = ?"
+        args.append(token_hash)
+    after, after_args, order = keyset("id", request)  # `id` is the tokens' own: no join
+    rows = await db.fetch_all(
+        f"SELECT {COLUMNS}, t.user_id, t.license_key_id FROM tokens t WHERE {where}{after} {order} LIMIT ?",
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+    return cast("list[BrowsedToken]", rows)

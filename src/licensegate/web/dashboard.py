@@ -24,6 +24,7 @@ from licensegate.web.pages import (
     sessions,
     signin,
     subscriptions,
+    tokens,
     users,
     variables,
 )
@@ -82,6 +83,7 @@ def dashboard_app() -> ASGIApp:
         *sellerlog.ROUTES,
         *sessions.ROUTES,
         *blacklists.ROUTES,
+        *tokens.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 
