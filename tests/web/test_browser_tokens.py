@@ -1,5 +1,6 @@
 """In Chromium, against a real server: the Tokens page with a key's and a user's tokens (each
-linked to its key or user), searched by username, one banned with a reason, unbanned, deleted through the dialog; audited for accessibility."""
+linked to its key or user), searched by username, an unknown token refused next to its field,
+one banned with a reason, unbanned, deleted through the dialog; audited for accessibility."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from starlette.routing import Route
 from licensegate.domain import licenses, permissions, subscriptions
 from licensegate.domain.permissions import Scope
 from licensegate.services import Services
+from licensegate.store import sessions as session_store
 from licensegate.web.dashboard import dashboard_app
 from licensegate.web.navigation import SECTIONS, SectionArea
 from tests.helpers import user_id_of
@@ -40,6 +41,7 @@ ACTIONS: dict[str, SectionArea] = {
     "unpause": "settings",
     "online": "sessions",
 }
+SESSION_ID = "5e" * 16  # the populated application's open client session
 # A POST that passed the permission check would act on these (so a leak would show).
 BAIT = {
     "name": "default",
@@ -57,8 +59,24 @@ BAIT = {
     "expiry": "30",
     "duration": "30",
     "reason": "denied",
+    "ip": "192.0.2.1",
+    "hwid": "HW-BAIT",
+    "blacktype": "hwid",
+    "sessid": SESSION_ID,
 }
-TABLES = ("apps", "license_keys", "users", "subscriptions", "user_subscriptions", "user_vars", "global_vars")
+TABLES = (
+    "apps",
+    "license_keys",
+    "users",
+    "subscriptions",
+    "user_subscriptions",
+    "user_vars",
+    "global_vars",
+    "sessions",
+    "blacklist",
+    "whitelist",
+    "tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -107,6 +125,12 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     await seller_op(services, shop, "adduser", user="victim", expiry="30")
     await seller_op(services, shop, "setvar", user="victim", var="motd", data="hello")
     await seller_op(services, shop, "addvar", name="motd", data="hello")
+    await seller_op(services, shop, "black", hwid="HW-BAIT", reason="denied")
+    await seller_op(services, shop, "addWhite", ip="192.0.2.1")
+    now = services.clock.now()
+    await session_store.start(
+        services.db, session_id=SESSION_ID, app_id=shop.app_id, ip="192.0.2.1", now=now, expires_at=now + 3600
+    )
     keys = await make_keys(services, shop, 3)
     subs = await subscriptions.list_all(services.db, shop.app_id)
     db = services.db

@@ -4,8 +4,10 @@ who may open it."""
 
 from __future__ import annotations
 
+import base64
 import re
 
+import orjson
 import pytest
 
 from licensegate.services import Services
@@ -107,7 +109,12 @@ async def test_the_list_masks_keys_filters_and_shows_who_is_online(
     nobody = await dash.get(path(shop), params={"user": "nobody"})
     assert nobody.status_code == 200
     assert "Nothing matches these filters." in text_of(nobody.text)
-    for bad in ({"ip": "not-an-ip"}, {"state": "gone"}, {"sort": "ip"}, {"after": "!!"}):
+    forged = [
+        base64.urlsafe_b64encode(orjson.dumps(position)).decode().rstrip("=")
+        for position in (["x", "a1" * 16], [1, 5], [True, "a1"])
+    ]
+    bad_views = [{"ip": "not-an-ip"}, {"state": "gone"}, {"sort": "ip"}, {"after": "!!"}]
+    for bad in bad_views + [{"after": cursor} for cursor in forged]:
         refused = await dash.get(path(shop), params=bad)
         assert refused.status_code == 400, bad
         assert "Traceback" not in refused.text

@@ -52,6 +52,7 @@ class ListSpec:
     default_descending: bool = True
     default_size: int = 50
     empty_text: str = "Nothing matches."
+    text_ids: bool = False  # the rows' ids are text (client sessions), not numbers
 
     def read(
         self, params: Mapping[str, str], options: Mapping[str, tuple[tuple[str, str], ...]] | None = None
@@ -85,7 +86,7 @@ class ListSpec:
         position = None
         for direction in ("after", "before"):
             if params.get(direction):
-                position = _decode(params[direction], before=direction == "before")
+                position = _decode(params[direction], before=direction == "before", text_ids=self.text_ids)
         return View(self, values, sort, descending, size, position, dict(options or {}))
 
 
@@ -248,7 +249,7 @@ def _encode(row: dict[str, Any], sort: str) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode(text: str, *, before: bool) -> Position:
+def _decode(text: str, *, before: bool, text_ids: bool = False) -> Position:
     bad = errorcodes.INVALID_VIEW("This page link is damaged; start again from the first page.")
     if len(text) > 512:
         raise bad
@@ -256,7 +257,11 @@ def _decode(text: str, *, before: bool) -> Position:
         value, row_id = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
     except (ValueError, TypeError, binascii.Error) as exc:
         raise bad from exc
-    if not isinstance(row_id, (int, str)) or not isinstance(value, (str, int, type(None))):
+    if (
+        not isinstance(row_id, str if text_ids else int)
+        or isinstance(row_id, bool)
+        or not isinstance(value, (str, int, type(None)))
+    ):
         raise bad
     return Position(value, row_id, before)
 

@@ -45,6 +45,7 @@ SPEC = ListSpec(
     ),
     default_sort="created_at",
     empty_text="No open sessions. A program opens one when it starts.",
+    text_ids=True,
 )
 SHOWN_ONLINE = 100  # names of users online the page lists
 
@@ -58,6 +59,8 @@ async def list_page(
 ) -> Response:
     app = app or await _open(visit)
     view = SPEC.read(visit.request.query_params)
+    if view.position is not None and type(view.position.value) is not int:
+        raise errorcodes.INVALID_VIEW("This page link is damaged; start again from the first page.")
     values, db, now = view.values, visit.services.db, visit.now()
     found = await sessions.browse(
         db,
