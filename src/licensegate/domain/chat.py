@@ -19,6 +19,7 @@ from licensegate.domain import errorcodes
 from licensegate.domain.errors import RateLimited
 from licensegate.store import chat as store
 from licensegate.store import users as user_store
+from licensegate.store.chat import ListedChannel, MuteRow
 from licensegate.store.database import Database, Executor, UniqueViolation
 
 MAX_CHANNEL_NAME = 50
@@ -101,10 +102,8 @@ async def clear_channel(db: Database, app_id: int, name: str) -> int:
         return await store.clear(tx, channel.id)
 
 
-async def list_channels(db: Executor, app_id: int) -> list[dict[str, Any]]:
-    return [
-        {"name": row["name"], "delay": row["delay_seconds"]} for row in await store.list_channels(db, app_id)
-    ]
+async def list_channels(db: Executor, app_id: int) -> list[ListedChannel]:
+    return await store.list_channels(db, app_id)
 
 
 # --- messages ----------------------------------------------------------------------------------
@@ -239,8 +238,6 @@ async def unmute(db: Database, app_id: int, username: str, now: int) -> int:
     return until
 
 
-async def list_mutes(db: Executor, app_id: int, now: int) -> list[dict[str, Any]]:
-    """Mutes that have not ended: `user` and `time` (the end, Unix s)."""
-    return [
-        {"user": row["username"], "time": row["until"]} for row in await store.active_mutes(db, app_id, now)
-    ]
+async def list_mutes(db: Executor, app_id: int, now: int) -> list[MuteRow]:
+    """Mutes that have not ended (`until`: the end, Unix s)."""
+    return await store.active_mutes(db, app_id, now)

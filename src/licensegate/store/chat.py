@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from licensegate.store.database import Executor, Row
 
 # --- channels ----------------------------------------------------------------------------------
@@ -42,10 +44,16 @@ async def delete_channel(db: Executor, channel_id: int) -> int:
     return await db.execute("DELETE FROM chat_channels WHERE id = ?", channel_id)
 
 
-async def list_channels(db: Executor, app_id: int) -> list[Row]:
-    return await db.fetch_all(
+class ListedChannel(TypedDict):
+    name: str
+    delay_seconds: int
+
+
+async def list_channels(db: Executor, app_id: int) -> list[ListedChannel]:
+    rows = await db.fetch_all(
         "SELECT name, delay_seconds FROM chat_channels WHERE app_id = ? ORDER BY id", app_id
     )
+    return cast("list[ListedChannel]", rows)
 
 
 async def chat_history(db: Executor, app_id: int) -> int:
@@ -87,12 +95,20 @@ async def clear(db: Executor, channel_id: int) -> int:
     return await db.execute("DELETE FROM chat_messages WHERE channel_id = ?", channel_id)
 
 
-async def messages(db: Executor, channel_id: int) -> list[Row]:
+class MessageRow(TypedDict):
+    author: str
+    role: str  # 'user' or the owner's
+    message: str
+    created_at: int
+
+
+async def messages(db: Executor, channel_id: int) -> list[MessageRow]:
     """The channel's messages, oldest first."""
-    return await db.fetch_all(
+    rows = await db.fetch_all(
         "SELECT author, role, message, created_at FROM chat_messages WHERE channel_id = ? ORDER BY id",
         channel_id,
     )
+    return cast("list[MessageRow]", rows)
 
 
 async def last_message_at(db: Executor, channel_id: int, author: str, role: str) -> int | None:
@@ -135,10 +151,16 @@ async def delete_active_mute(db: Executor, app_id: int, user_id: int, now: int) 
     )
 
 
-async def active_mutes(db: Executor, app_id: int, now: int) -> list[Row]:
-    return await db.fetch_all(
+class MuteRow(TypedDict):
+    username: str
+    until: int
+
+
+async def active_mutes(db: Executor, app_id: int, now: int) -> list[MuteRow]:
+    rows = await db.fetch_all(
         "SELECT u.username, m.until FROM chat_mutes m JOIN users u ON u.id = m.user_id "
         "WHERE m.app_id = ? AND m.until > ? ORDER BY m.until, u.username",
         app_id,
         now,
     )
+    return cast("list[MuteRow]", rows)

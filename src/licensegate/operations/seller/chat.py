@@ -116,7 +116,10 @@ async def fetch_all_channels(call: SellerCall) -> dict[str, Any]:
     """The application's chat channels (an empty list when there are none)."""
     return {
         "message": "Successfully retrieved chats",
-        "chats": await chat.list_channels(call.db, call.app_id),
+        "chats": [
+            {"name": row["name"], "delay": row["delay_seconds"]}
+            for row in await chat.list_channels(call.db, call.app_id)
+        ],
     }
 
 
@@ -218,5 +221,8 @@ async def fetch_all_mutes(call: SellerCall) -> dict[str, Any]:
     """Users whose mute is still running."""
     return {
         "message": "Successfully retrieved mutes",
-        "mutes": await chat.list_mutes(call.db, call.app_id, call.now()),
+        "mutes": [
+            {"user": row["username"], "time": row["until"]}
+            for row in await chat.list_mutes(call.db, call.app_id, call.now())
+        ],
     }
