@@ -85,9 +85,9 @@ async def list_page(
     box: SecretBox,
     app_id: int,
     *,
-    search: str | None,
-    kind: str | None,
     state: str | None,
+    kind: str | None,
+    search: str | None,
     limit: int,
     offset: int,
 ) -> tuple[list[ListedToken], int]:
