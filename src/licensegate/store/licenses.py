@@ -12,7 +12,7 @@ from typing import Any, TypedDict, cast
 
 from licensegate.store import bulk, overview
 from licensegate.store.database import Executor, Row
-from licensegate.store.paging import PageRequest, escape_like, keyset, time_ranges
+from licensegate.store.paging import PageRequest, escape_like, keyset, newest_first_by_range, time_ranges
 
 COLUMNS = (
     "id, key, level, duration, note, status, banned_reason, generated_by, created_at, "
@@ -360,12 +360,18 @@ def _where(db: Executor, app_id: int, query: KeyQuery) -> tuple[str, list[Any]]:
 
 async def browse(db: Executor, app_id: int, query: KeyQuery, request: PageRequest) -> list[Row]:
     """One page of the keys the query selects (`request.size + 1` rows: see `paging.finish`),
-    each with the latest expiry of the subscriptions its redemption granted."""
+    each with the latest expiry of the subscriptions its redemption granted.
+
+    The page's ids are read first and each key's expiry only for them: a sort computed the expiry
+    of every matching key before sorting (SQLite: every banned key, for banned keys by key)."""
     where, args = _where(db, app_id, query)
     after, after_args, order = keyset(SORTS[request.sort], request)
+    inner = await newest_first_by_range(
+        db, "license_keys", app_id, query.created_from, query.created_to, order
+    )
     return await db.fetch_all(
-        f"SELECT {COLUMNS}, {_EXPIRES} AS expires_at FROM license_keys "
-        f"WHERE app_id = ?{where}{after} {order} LIMIT ?",
+        f"SELECT {COLUMNS}, {_EXPIRES} AS expires_at FROM license_keys WHERE id IN "
+        f"(SELECT id FROM license_keys WHERE app_id = ?{where}{after} {inner} LIMIT ?) {order}",
         app_id,
         *args,
         *after_args,

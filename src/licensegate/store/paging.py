@@ -9,7 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from licensegate.store.database import Executor
+
 MAX_SIZE = 200
+# A creation range holding at most this many rows is read from the (app_id, created_at) index and
+# sorted; a larger one is read by walking the list's order (see `newest_first_by_range`).
+SMALL_RANGE = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +104,31 @@ def time_ranges(
         )
         args += [low if low is not None else 0, high if high is not None else 2**62]
     return "".join(parts), args
+
+
+async def newest_first_by_range(
+    db: Executor, table: str, app_id: int, low: int | None, high: int | None, order: str
+) -> str:
+    """`order` (an ORDER BY starting with `id`, from `keyset`), rewritten so that PostgreSQL reads
+    a small creation range from the (app_id, created_at) index and sorts it.
+
+    PostgreSQL's planner takes the rows of a range to be spread evenly through id order, so it
+    walks the id index from the newest end and drops every row outside the range; rows are in fact
+    created in id order, so an old range lies at the far end of that walk (900,000 rows read for
+    one page of 1,000,000). Ordering by `id + 0` (the same order) leaves the id index out of the
+    ordering, so the planner reads the range and sorts it, which costs what the range holds:
+    chosen only when an index-only count finds at most SMALL_RANGE rows in it. `table` is a fixed
+    table name, never input. SQLite already reads a range from the index and sorts it."""
+    if db.dialect != "postgresql" or (low is None and high is None) or not order.startswith("ORDER BY id "):
+        return order
+    held: int = await db.fetch_value(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE app_id = ? AND created_at >= ? "
+        "AND created_at < ? LIMIT ?) AS r",
+        app_id,
+        low if low is not None else -(2**62),
+        high if high is not None else 2**62,
+        SMALL_RANGE + 1,
+    )
+    if held > SMALL_RANGE:
+        return order
+    return "ORDER BY id + 0 " + order.removeprefix("ORDER BY id ")

@@ -307,6 +307,14 @@ users = sa.Table(
         sqlite_where=sa.text("banned_reason IS NOT NULL"),
         postgresql_where=sa.text("banned_reason IS NOT NULL"),
     ),
+    # The banned alone by username: a page is one seek, not a sort of every banned user.
+    sa.Index(
+        "ix_users_banned_username",
+        "app_id",
+        "username",
+        sqlite_where=sa.text("banned_reason IS NOT NULL"),
+        postgresql_where=sa.text("banned_reason IS NOT NULL"),
+    ),
     sa.Index(None, "app_id", "last_ip"),
     sa.Index(None, "app_id", "created_at"),  # the list's "created" range, and its count
     sa.Index(
@@ -351,6 +359,14 @@ license_keys = sa.Table(
         "ix_license_keys_banned",
         "app_id",
         "status",
+        sqlite_where=sa.text("banned_reason IS NOT NULL"),
+        postgresql_where=sa.text("banned_reason IS NOT NULL"),
+    ),
+    # The list's banned keys by key: a page is one seek, not a sort of every banned key.
+    sa.Index(
+        "ix_license_keys_banned_key",
+        "app_id",
+        "key",
         sqlite_where=sa.text("banned_reason IS NOT NULL"),
         postgresql_where=sa.text("banned_reason IS NOT NULL"),
     ),

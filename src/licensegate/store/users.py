@@ -12,7 +12,7 @@ from typing import Any, TypedDict, cast
 from licensegate.store import bulk, overview
 from licensegate.store.database import Executor, Row
 from licensegate.store.grants import LIVE_GRANT
-from licensegate.store.paging import PageRequest, escape_like, keyset, time_ranges
+from licensegate.store.paging import PageRequest, escape_like, keyset, newest_first_by_range, time_ranges
 from licensegate.store.subscriptions import ACTIVE_GRANT
 
 
@@ -451,6 +451,7 @@ async def browse(db: Executor, app_id: int, query: UserQuery, request: PageReque
     """One page of the users the query selects (`request.size + 1` rows: see `paging.finish`)."""
     where, args = _where(db, app_id, query)
     after, after_args, order = keyset(SORTS[request.sort], request)
+    order = await newest_first_by_range(db, "users", app_id, query.created_from, query.created_to, order)
     return await db.fetch_all(
         f"SELECT {_LIST_COLUMNS} FROM users WHERE app_id = ?{where}{after} {order} LIMIT ?",
         app_id,
