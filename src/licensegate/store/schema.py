@@ -55,6 +55,12 @@ def _text(name: str, nullable: bool = True, default: str | None = None) -> sa.Co
     return sa.Column(name, sa.Text, nullable=nullable)
 
 
+def _banned_only(name: str, *columns: str) -> sa.Index:
+    """An index of the banned rows alone (few of a table, read by the lists' "banned" filter)."""
+    banned = sa.text("banned_reason IS NOT NULL")
+    return sa.Index(name, *columns, sqlite_where=banned, postgresql_where=banned)
+
+
 # --- owners and their teams -------------------------------------------------------------------
 
 accounts = sa.Table(
@@ -300,21 +306,9 @@ users = sa.Table(
     # address, and by the start of a username on PostgreSQL, whose collation may not order names
     # byte by byte (LIKE 'prefix%' uses text_pattern_ops; SQLite's unique index serves a range).
     sa.Index(None, "app_id", "id"),
-    sa.Index(
-        "ix_users_app_id_banned",
-        "app_id",
-        "id",
-        sqlite_where=sa.text("banned_reason IS NOT NULL"),
-        postgresql_where=sa.text("banned_reason IS NOT NULL"),
-    ),
+    _banned_only("ix_users_app_id_banned", "app_id", "id"),
     # The banned alone by username: a page is one seek, not a sort of every banned user.
-    sa.Index(
-        "ix_users_banned_username",
-        "app_id",
-        "username",
-        sqlite_where=sa.text("banned_reason IS NOT NULL"),
-        postgresql_where=sa.text("banned_reason IS NOT NULL"),
-    ),
+    _banned_only("ix_users_banned_username", "app_id", "username"),
     sa.Index(None, "app_id", "last_ip"),
     sa.Index(None, "app_id", "created_at"),  # the list's "created" range, and its count
     sa.Index(
@@ -355,21 +349,9 @@ license_keys = sa.Table(
     sa.Index(None, "app_id", "generated_by_account_id"),
     sa.Index(None, "used_by_user_id"),
     # The overview counts keys by status from (app_id, status, id) and the banned ones from here.
-    sa.Index(
-        "ix_license_keys_banned",
-        "app_id",
-        "status",
-        sqlite_where=sa.text("banned_reason IS NOT NULL"),
-        postgresql_where=sa.text("banned_reason IS NOT NULL"),
-    ),
+    _banned_only("ix_license_keys_banned", "app_id", "status"),
     # The list's banned keys by key: a page is one seek, not a sort of every banned key.
-    sa.Index(
-        "ix_license_keys_banned_key",
-        "app_id",
-        "key",
-        sqlite_where=sa.text("banned_reason IS NOT NULL"),
-        postgresql_where=sa.text("banned_reason IS NOT NULL"),
-    ),
+    _banned_only("ix_license_keys_banned_key", "app_id", "key"),
 )
 
 user_hwids = sa.Table(

@@ -16,26 +16,18 @@ down_revision = "0014"
 branch_labels = None
 depends_on = None
 
-_BANNED = "banned_reason IS NOT NULL"
+_INDEXES = (
+    ("ix_license_keys_banned_key", "license_keys", ["app_id", "key"]),
+    ("ix_users_banned_username", "users", ["app_id", "username"]),
+)
 
 
 def upgrade() -> None:
-    op.create_index(
-        "ix_license_keys_banned_key",
-        "license_keys",
-        ["app_id", "key"],
-        sqlite_where=sa.text(_BANNED),
-        postgresql_where=sa.text(_BANNED),
-    )
-    op.create_index(
-        "ix_users_banned_username",
-        "users",
-        ["app_id", "username"],
-        sqlite_where=sa.text(_BANNED),
-        postgresql_where=sa.text(_BANNED),
-    )
+    banned = sa.text("banned_reason IS NOT NULL")
+    for name, table, columns in _INDEXES:
+        op.create_index(name, table, columns, sqlite_where=banned, postgresql_where=banned)
 
 
 def downgrade() -> None:
-    op.drop_index("ix_users_banned_username", table_name="users")
-    op.drop_index("ix_license_keys_banned_key", table_name="license_keys")
+    for name, table, _ in reversed(_INDEXES):
+        op.drop_index(name, table_name=table)
