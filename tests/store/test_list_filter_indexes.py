@@ -14,9 +14,10 @@ import pytest
 from licensegate.clock import MovableClock
 from licensegate.domain import licenses, users
 from licensegate.domain.licenses import KeyQuery
-from licensegate.domain.paging import Page, PageRequest, Position
+from licensegate.domain.paging import Page, PageRequest, Position, known_total
 from licensegate.domain.permissions import Scope
 from licensegate.services import Services
+from licensegate.store import licenses as store_licenses
 from licensegate.store import paging
 from licensegate.store.users import UserQuery
 from tests.web.pages import make_shop
@@ -243,3 +244,51 @@ async def test_a_creation_range_newest_first_matches_a_plain_query(
             want = expected[::-1] if descending else expected
             assert [row["id"] for row in forward] == want
             assert [row["id"] for row in backward] == want
+
+
+@pytest.mark.parametrize("window", [store_licenses.NOTE_WINDOW, 5])
+async def test_a_note_filter_matches_a_plain_query(
+    services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """A note filter reads a page from the first keys of the list's order when matches are
+    common there, and from every match otherwise (a window of 5 keys, smaller than a page): the
+    same keys in the same order either way, in each sort, forward and back, ignoring case."""
+    monkeypatch.setattr(store_licenses, "NOTE_WINDOW", window)
+    shop = await make_shop(services)
+    scope = Scope(shop.app_id)
+    await licenses.generate(
+        services.db, services.secrets, scope, licenses.KeySpec(days=30, amount=27), clock.now()
+    )
+    await services.db.execute(
+        "UPDATE license_keys SET level = CASE WHEN id % 3 = 0 THEN '2' ELSE '1' END, "
+        "note = CASE WHEN id % 4 = 0 THEN 'Gift for Bob_1' WHEN id % 4 = 1 THEN 'gift for ann' END "
+        "WHERE app_id = ?",
+        shop.app_id,
+    )
+    plain = await services.db.fetch_all(
+        "SELECT id, key, level FROM license_keys WHERE app_id = ? AND note IS NOT NULL "
+        "AND lower(note) LIKE '%gift for%'",
+        shop.app_id,
+    )
+    assert 8 < len(plain) < 27
+    for sort in ("created", "key", "level"):
+        column = SORT_COLUMNS[sort]
+        expected = [row["id"] for row in sorted(plain, key=lambda row: (row[column], row["id"]))]
+
+        async def read(request: PageRequest) -> Page:
+            return await licenses.browse(services.db, scope, KeyQuery(note="GIFT FOR"), request)
+
+        for descending in (False, True):
+            forward, backward = await _pages(read, sort, descending, 4)
+            want = expected[::-1] if descending else expected
+            assert [row["id"] for row in forward] == want
+            assert [row["id"] for row in backward] == want
+        first = await read(PageRequest(sort, False, 4))
+        # Every match read (the small window) is every match counted; the window's page counts none.
+        assert known_total(first, PageRequest(sort, False, 4)) == (len(plain) if window == 5 else None)
+    page = await licenses.browse(services.db, scope, KeyQuery(note="bob_1"), PageRequest("created", True, 50))
+    assert len(page.rows) == len([row for row in plain if row["id"] % 4 == 0])
+    assert await licenses.count_matching(services.db, scope, KeyQuery(note="b_1")) == len(page.rows)
+    assert (
+        await licenses.browse(services.db, scope, KeyQuery(note="b%1"), PageRequest("created", True, 50))
+    ).rows == []

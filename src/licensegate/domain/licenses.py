@@ -414,8 +414,9 @@ def _scoped(query: KeyQuery, scope: Scope) -> KeyQuery:
 async def browse(db: Executor, scope: Scope, query: KeyQuery, request: PageRequest) -> Page:
     if request.sort not in store.SORTS:
         raise errorcodes.INVALID_VIEW(f"Keys can be sorted by {', '.join(store.SORTS)}.")
-    rows = await store.browse(db, scope.app_id, _scoped(query, scope), request)
-    return finish(rows, request)
+    rows, matched = await store.browse(db, scope.app_id, _scoped(query, scope), request)
+    page = finish(rows, request)
+    return page if matched is None else replace(page, total=matched)
 
 
 async def count_matching(db: Executor, scope: Scope, query: KeyQuery, *, cap: int = COUNT_CAP) -> int:

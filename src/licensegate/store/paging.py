@@ -37,6 +37,7 @@ class Page:
     rows: list[dict[str, Any]]
     has_previous: bool
     has_next: bool
+    total: int | None = None  # how many rows match, when reading the page counted them anyway
 
 
 def keyset(column: str, request: PageRequest) -> tuple[str, tuple[Any, ...], str]:
@@ -69,6 +70,8 @@ def known_total(page: Page, request: PageRequest) -> int | None:
     """How many rows match, when the first page already holds them all (a list then needs no
     count: a filter matching few rows would otherwise be read twice, by the page and the count);
     None when only a count can say."""
+    if page.total is not None:
+        return page.total
     if request.position is None and not page.has_next:
         return len(page.rows)
     return None

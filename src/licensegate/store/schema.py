@@ -352,6 +352,15 @@ license_keys = sa.Table(
     _banned_only("ix_license_keys_banned", "app_id", "status"),
     # The list's banned keys by key: a page is one seek, not a sort of every banned key.
     _banned_only("ix_license_keys_banned_key", "app_id", "key"),
+    # "Note contains" on PostgreSQL: trigrams answer a substring (no B-tree does); pg_trgm.
+    sa.Index(
+        "ix_license_keys_note_trigram",
+        "note",
+        postgresql_using="gin",
+        postgresql_ops={"note": "gin_trgm_ops"},
+    ).ddl_if(dialect="postgresql"),
+    # ... and on SQLite, which has no trigrams: the notes in id order, scanned without the table.
+    sa.Index("ix_license_keys_note_scan", "app_id", "id", "note").ddl_if(dialect="sqlite"),
 )
 
 user_hwids = sa.Table(
@@ -377,7 +386,14 @@ user_subscriptions = sa.Table(
     _time("created_at", nullable=False),
     sa.Index(None, "user_id"),
     sa.Index(None, "subscription_id"),
-    sa.Index(None, "key_id"),
+    # Only grants from a key: with every grant counted, SQLite's statistics over mostly NULL
+    # key_ids made it scan all grants for each key of a list page.
+    sa.Index(
+        "ix_user_subscriptions_key_id",
+        "key_id",
+        sqlite_where=sa.text("key_id IS NOT NULL"),
+        postgresql_where=sa.text("key_id IS NOT NULL"),
+    ),
     # The overview: grants expiring in a range, and users with time left, read from the index alone.
     sa.Index("ix_user_subscriptions_expiry", "subscription_id", "expires_at", "user_id"),
 )
