@@ -39,13 +39,18 @@ OVERVIEW_SWEEP = 60  # seconds between looks for overview counts to refresh
 
 
 async def purge_expired_sessions(services: Services) -> None:
-    """Delete expired sessions, and client logs and tamper reports past their application's
-    retention, now and then, in small batches, for as long as the worker runs."""
+    """Delete expired sessions and those of users whose time ran out, and client logs and tamper
+    reports past their application's retention, now and then, in small batches, for as long as
+    the worker runs."""
     while True:
         await asyncio.sleep(PURGE_INTERVAL)
         try:
             for _batch in range(PURGE_BATCHES):
                 if not await session_store.purge_expired(services.db, services.clock.now()):
+                    break
+            # A session outlives its user's last subscription by at most one sweep.
+            for _batch in range(PURGE_BATCHES):
+                if not await session_store.end_without_time(services.db, services.clock.now()):
                     break
             await logs.purge_expired(services.db, services.clock.now())
         except DatabaseUnavailable as exc:

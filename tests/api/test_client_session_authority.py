@@ -4,9 +4,13 @@ logged-in sessions, so the client's next call is refused. The others' sessions g
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from licensegate import app as app_module
 from licensegate import ids
+from licensegate.clock import MovableClock
 from licensegate.services import Services
 from tests.helpers import Client, Seller, client_of
 
@@ -104,3 +108,38 @@ async def test_a_session_left_over_from_before_a_pause_is_refused_while_paused(
         2**40,
     )
     await survivor.fails("check", 403, "app_paused")
+
+
+async def test_taking_away_a_users_last_time_ends_their_sessions(seller: Seller) -> None:
+    """`subtract` leaving the user no time on any subscription ends their session at once; taking
+    only some of it leaves the session alone."""
+    target, bystander = await two_users(seller)
+    await seller.ok("subtract", user="target", sub="default", seconds=86400)
+    await target.ok("check")
+    await seller.ok("subtract", user="all", sub="default", seconds=29 * 86400)
+    await target.fails("check", 403, "session_not_found")
+    await bystander.ok("check")  # one day left of their 30
+
+
+async def test_a_session_outlives_its_users_last_subscription_by_one_sweep_at_most(
+    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grant running out on its own: the worker's periodic sweep ends the session."""
+    await seller.ok("updatesettings", session=604_800)
+    await seller.ok("adduser", user="brief", sub="default", expiry=1, **{"pass": "pw"})
+    await seller.ok("adduser", user="lasting", sub="default", expiry=3, **{"pass": "pw"})
+    brief, lasting = await logged_in(seller, "brief"), await logged_in(seller, "lasting")
+    clock.advance(2 * 86400 - 3600)  # within both sessions' life (the app's is set long below)
+    monkeypatch.setattr(app_module, "PURGE_INTERVAL", 0.01)
+    sweeper = asyncio.create_task(app_module.purge_expired_sessions(services))
+    try:
+        for _ in range(500):
+            if not await services.db.fetch_value(
+                "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'brief'"
+            ):
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        sweeper.cancel()
+    await brief.fails("check", 403, "session_not_found")
+    await lasting.ok("check")

@@ -455,6 +455,9 @@ async def subtract(db: Database, scope: Scope, username: str, sub_name: str, sec
             raise errorcodes.GRANT_NOT_FOUND(
                 f"The user '{username}' has no time left on the subscription '{sub_name}'."
             )
+    # Whoever has no time left now is out at once, not when their session would have expired.
+    while await session_store.end_without_time(db, now, app_id=scope.app_id, user_id=user_id):
+        pass
     return served
 
 

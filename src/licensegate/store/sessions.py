@@ -254,6 +254,27 @@ async def purge_expired(db: Executor, now: int, batch: int = 1000) -> int:
     )
 
 
+async def end_without_time(
+    db: Executor, now: int, *, app_id: int | None = None, user_id: int | None = None, batch: int = 1000
+) -> int:
+    """Delete up to `batch` logged-in sessions whose user has no time left on any subscription
+    (of one application, or of one user): their last grant ran out or had its time taken away.
+    A grant frozen by a pause still has its time (the pause itself ended those sessions)."""
+    narrow, args = "", []
+    if app_id is not None:
+        narrow, args = " AND s.app_id = ?", [app_id]
+    if user_id is not None:
+        narrow, args = narrow + " AND s.user_id = ?", [*args, user_id]
+    return await db.execute(
+        "DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s WHERE s.validated = 1 "
+        f"AND s.user_id IS NOT NULL{narrow} AND NOT EXISTS (SELECT 1 FROM user_subscriptions g "
+        "WHERE g.user_id = s.user_id AND (g.expires_at > ? OR g.expires_at > g.paused_at)) LIMIT ?)",
+        *args,
+        now,
+        batch,
+    )
+
+
 async def online_usernames(db: Executor, app_id: int, now: int, limit: int, *, key_users: str) -> list[str]:
     """The names of the users with a logged-in, unexpired session, leaving out every name that is
     key material: users a License Login made (`created_by` = `key_users`) and any user named
