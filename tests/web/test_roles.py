@@ -63,6 +63,8 @@ BAIT = {
     "hwid": "HW-BAIT",
     "blacktype": "hwid",
     "sessid": SESSION_ID,
+    "ver": "bait-9",
+    "keynotfound": "bait text",
 }
 TABLES = (
     "apps",
@@ -76,6 +78,7 @@ TABLES = (
     "blacklist",
     "whitelist",
     "tokens",
+    "app_messages",
 )
 
 
@@ -111,7 +114,7 @@ def app_routes() -> list[AppRoute]:
 
 def fill(path: str, values: dict[str, str]) -> str:
     """The route's URL with real ids of the populated application where its parameters name them
-    (app_id, sub_id, user_id, key_id, key, username), else 1 or x."""
+    (app_id, sub_id, user_id, key_id, key, username, tab), else 1 or x."""
 
     def one(match: re.Match[str]) -> str:
         name, _, kind = match.group(1).partition(":")
@@ -143,6 +146,7 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
         "key_id": str(key_id),
         "key": keys[0],
         "username": "victim",
+        "tab": "general",
     }
 
 
@@ -150,7 +154,9 @@ async def snapshot(services: Services) -> list[Any]:
     state: list[Any] = [await services.db.fetch_value(f"SELECT COUNT(*) FROM {t}") for t in TABLES]
     state += [
         tuple(row.values())
-        for row in await services.db.fetch_all("SELECT name, paused_at FROM apps ORDER BY id")
+        for row in await services.db.fetch_all(
+            "SELECT name, paused_at, version, enabled FROM apps ORDER BY id"
+        )
     ]
     state += [
         tuple(row.values())

@@ -22,6 +22,7 @@ from licensegate.web.pages import (
     sellerkeys,
     sellerlog,
     sessions,
+    settings,
     signin,
     subscriptions,
     tokens,
@@ -84,6 +85,7 @@ def dashboard_app() -> ASGIApp:
         *sessions.ROUTES,
         *blacklists.ROUTES,
         *tokens.ROUTES,
+        *settings.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

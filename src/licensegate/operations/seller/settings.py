@@ -7,6 +7,7 @@ from typing import Any
 
 from licensegate.domain import errorcodes, settings
 from licensegate.domain import messages as catalogue
+from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -169,6 +170,13 @@ async def update_settings(call: SellerCall) -> dict[str, Any]:
     args = call.args
     given = args.as_dict()
     values = {column: given[param.name] for param, column in SETTING_PARAMS if param.name in args}
+    for param, column in SETTING_PARAMS:
+        if param.name in args:  # checked here too, so a refusal names the parameter at fault
+            try:
+                settings.check_value(settings.BY_COLUMN[column], given[param.name])
+            except Refusal as refusal:
+                refusal.extra.setdefault("param", param.name)
+                raise
     for flag, column, url_param in (
         ("clearwebhook", "log_webhook_url", "webhook"),
         ("cleardownload", "download_link", "download"),
