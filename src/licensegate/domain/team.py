@@ -118,6 +118,11 @@ async def list_team(db: Executor, app_id: int) -> tuple[list[dict[str, Any]], li
     return resellers, managers
 
 
+async def members(db: Executor, app_id: int) -> list[Row]:
+    """The application's team accounts as stored (e-mail and disabled flag included), oldest first."""
+    return await store.list_members(db, app_id)
+
+
 _NOT_FOUND: dict[str | None, ErrorCode] = {
     None: errorcodes.ACCOUNT_NOT_FOUND,
     RESELLER: errorcodes.RESELLER_NOT_FOUND,

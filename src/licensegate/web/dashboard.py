@@ -25,6 +25,7 @@ from licensegate.web.pages import (
     settings,
     signin,
     subscriptions,
+    team,
     tokens,
     users,
     variables,
@@ -86,6 +87,7 @@ def dashboard_app() -> ASGIApp:
         *blacklists.ROUTES,
         *tokens.ROUTES,
         *settings.ROUTES,
+        *team.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -1,0 +1,268 @@
+"""Seller team: the application's resellers (balance per key duration, allowed levels) and
+managers (permission areas), creating one (role, username, e-mail, password; levels or areas),
+a member's page to add to or take from a reseller's balance, change its levels or a manager's
+areas (checkboxes), disable it, and delete it (confirmed). Every change runs the seller
+operation of the same effect (`addAccount`, `setbalance`, `editreseller`, `editmanager`,
+`deleteAccount`), so only the owner reaches it (the `team` area is never a manager's) and every
+change is in the audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from licensegate.domain import errorcodes, permissions, team
+from licensegate.domain.errors import Refusal
+from licensegate.domain.permissions import MANAGER, MANAGER_AREAS, RESELLER, Area
+from licensegate.operations.seller.team import AMOUNTS
+from licensegate.web import seller
+from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.pages.sellerkeys import AREA_HINTS
+from licensegate.web.visit import Visit, page
+
+AREA: Area = "team"
+SLUG = "team"
+register(Section("Seller team", SLUG, AREA))
+
+ROLES = ((RESELLER, "Reseller"), (MANAGER, "Manager"))
+BUCKET_LABELS = {
+    "day": "Day",
+    "week": "Week",
+    "month": "Month",
+    "three_month": "3 months",
+    "six_month": "6 months",
+    "year": "Year",
+    "lifetime": "Lifetime",
+}
+# setbalance's parameter (the form field) of each bucket.
+AMOUNT_OF_BUCKET = {bucket: name for name, bucket in AMOUNTS.items()}
+# Where a refusal is shown: parameter names and error codes -> form fields.
+CREATE_FIELDS = {
+    "role": "role",
+    "invalid_role": "role",
+    "user": "username",
+    "username": "username",
+    "account_exists": "username",
+    "invalid_name": "username",
+    "pass": "password",
+    "email": "email",
+    "invalid_email": "email",
+    "keylevels": "keylevels",
+    "invalid_levels": "keylevels",
+    "perms": "areas",
+    "invalid_permissions": "areas",
+    "beyond_own_areas": "areas",
+}
+BALANCE_FIELDS = {name: name for name in AMOUNTS}
+EDIT_FIELDS = {
+    "keylevels": "keylevels",
+    "invalid_levels": "keylevels",
+    "perms": "areas",
+    "invalid_permissions": "areas",
+    "beyond_own_areas": "areas",
+    "email": "email",
+    "invalid_email": "email",
+    "pass": "password",
+}
+
+
+async def _open(visit: Visit) -> AppPage:
+    return await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
+
+
+def _manager_areas() -> list[tuple[str, str]]:
+    return [(name, AREA_HINTS[name]) for name in permissions.names(MANAGER_AREAS)]
+
+
+def _levels(row: dict[str, Any]) -> list[str]:
+    return list(permissions.parse_levels(row["key_levels"]))
+
+
+async def listing(
+    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
+) -> Response:
+    app = app or await _open(visit)
+    resellers, managers = [], []
+    for row in await team.members(visit.services.db, app.id):
+        entry = {
+            "username": row["username"],
+            "email": row["email"],
+            "disabled": bool(row["disabled"]),
+            "href": app.path(f"{SLUG}/{row['username']}"),
+        }
+        if row["role"] == RESELLER:
+            resellers.append({**entry, "balance": team.balance(row), "levels": _levels(row)})
+        else:
+            areas = permissions.names(row["permissions"] & MANAGER_AREAS)
+            managers.append({**entry, "areas": areas})
+    form = visit.form
+    posted = visit.request.method == "POST"
+    return visit.render(
+        "team/list.html",
+        status=status,
+        title=f"Seller team · {app.app['name']}",
+        app=app.app,
+        nav=app.nav,
+        resellers=resellers,
+        managers=managers,
+        buckets=BUCKET_LABELS,
+        path=app.path(SLUG),
+        roles=ROLES,
+        areas=_manager_areas(),
+        errors=errors or {},
+        form={
+            "role": form.get("role") or RESELLER,
+            "username": form.get("username"),
+            "email": form.get("email"),
+            "keylevels": form.get("keylevels"),
+            "areas": set(form.all("areas")) if posted else set(),
+        },
+    )
+
+
+async def create(visit: Visit) -> Response:
+    """Create a reseller or a manager that signs in with the username and password given."""
+    app = await _open(visit)
+    form = visit.form
+    role = form.get("role").strip().lower()
+    params = {
+        "role": role,
+        "user": form.get("username").strip(),
+        "pass": form.get("password"),
+    }
+    if form.get("email").strip():
+        params["email"] = form.get("email").strip()
+    try:
+        if role == MANAGER:
+            areas = form.all("areas")
+            if not areas:
+                raise errorcodes.INVALID_FORM("Tick at least one area.", param="perms")
+            params["perms"] = ",".join(areas)
+        elif form.get("keylevels").strip():
+            params["keylevels"] = form.get("keylevels").strip()
+        body = await seller.run(visit, app, "addAccount", params)
+    except Refusal as refusal:
+        errors = seller.field_error(refusal, CREATE_FIELDS)
+        return await listing(visit, app=app, errors=errors, status=seller.status_of(refusal))
+    visit.flash(f"The {body['role']} {body['username']} is created; it signs in with the password given.")
+    return visit.redirect(app.path(f"{SLUG}/{body['username']}"))
+
+
+async def _member(visit: Visit, app: AppPage) -> dict[str, Any]:
+    row = await team.get_member(visit.services.db, app.id, visit.request.path_params["member"][:64])
+    return dict(row)
+
+
+async def member(
+    visit: Visit,
+    *,
+    app: AppPage | None = None,
+    errors: dict[str, str] | None = None,
+    status: int = 200,
+) -> Response:
+    app = app or await _open(visit)
+    row = await _member(visit, app)
+    form = visit.form
+    # What was typed is shown again in the form that was posted; the other form shows the account.
+    posted = visit.request.url.path.rsplit("/", 1)[-1]
+    edited = posted == "edit"
+    held = permissions.names(row["permissions"] & MANAGER_AREAS)
+    return visit.render(
+        "team/member.html",
+        status=status,
+        title=f"{row['username']} · Seller team · {app.app['name']}",
+        app=app.app,
+        nav=app.nav,
+        member=row,
+        reseller=row["role"] == RESELLER,
+        balance=team.balance(row),
+        levels=", ".join(_levels(row)),
+        buckets=[(bucket, label, AMOUNT_OF_BUCKET[bucket]) for bucket, label in BUCKET_LABELS.items()],
+        areas=_manager_areas(),
+        path=app.path(f"{SLUG}/{row['username']}"),
+        back=app.path(SLUG),
+        errors=errors or {},
+        form={
+            "amounts": {name: form.get(name) for name in AMOUNTS} if posted == "balance" else {},
+            "keylevels": form.get("keylevels") if edited else ", ".join(_levels(row)),
+            "areas": set(form.all("areas")) if edited else set(held),
+            "email": form.get("email") if edited else (row["email"] or ""),
+        },
+    )
+
+
+async def balance(visit: Visit) -> Response:
+    """Add to (or, with negative amounts, take from) a reseller's buckets, all or none."""
+    app = await _open(visit)
+    row = await _member(visit, app)
+    form = visit.form
+    params = {name: form.get(name).strip() for name in AMOUNTS if form.get(name).strip()}
+    try:
+        if not params:
+            raise errorcodes.INVALID_FORM("Give an amount for at least one duration.")
+        body = await seller.run(visit, app, "setbalance", {"username": row["username"], **params})
+    except Refusal as refusal:
+        errors = seller.field_error(refusal, BALANCE_FIELDS, default="balance")
+        return await member(visit, app=app, errors=errors, status=seller.status_of(refusal))
+    held = ", ".join(f"{BUCKET_LABELS[b]} {n}" for b, n in body["balance"].items() if n)
+    visit.flash(f"The balance of {row['username']} is now: {held or 'empty'}.")
+    return visit.redirect(app.path(f"{SLUG}/{row['username']}"))
+
+
+async def edit(visit: Visit) -> Response:
+    """A reseller's allowed levels or a manager's areas, its e-mail, password and disabled flag."""
+    app = await _open(visit)
+    row = await _member(visit, app)
+    form = visit.form
+    params = {"username": row["username"], "disabled": "1" if form.get("disabled") == "1" else "0"}
+    if form.get("email").strip():
+        params["email"] = form.get("email").strip()
+    if form.get("password"):
+        params["pass"] = form.get("password")
+    try:
+        if row["role"] == RESELLER:
+            params["keylevels"] = form.get("keylevels").strip() or "any"
+            operation = "editreseller"
+        else:
+            areas = form.all("areas")
+            if not areas:
+                raise errorcodes.INVALID_FORM("Tick at least one area.", param="perms")
+            params["perms"] = ",".join(areas)
+            operation = "editmanager"
+        await seller.run(visit, app, operation, params)
+    except Refusal as refusal:
+        errors = seller.field_error(refusal, EDIT_FIELDS)
+        return await member(visit, app=app, errors=errors, status=seller.status_of(refusal))
+    visit.flash(f"The {row['role']} {row['username']} is changed.")
+    return visit.redirect(app.path(f"{SLUG}/{row['username']}"))
+
+
+async def delete(visit: Visit) -> Response:
+    app = await _open(visit)
+    row = await _member(visit, app)
+    name = row["username"]
+    if not confirmed(visit):
+        return confirm_page(
+            visit,
+            title=f"Delete the {row['role']} {name}?",
+            message="It can no longer sign in, and its seller keys stop working. This cannot be undone.",
+            button=f"Delete {name}",
+            back=app.path(f"{SLUG}/{name}"),
+        )
+    done = f"The {row['role']} {name} is deleted."
+    return await seller.act(visit, app, "deleteAccount", {"user": name}, done=done, back=app.path(SLUG))
+
+
+PATH = "/apps/{app_id:int}/" + SLUG
+MEMBER = PATH + "/{member}"
+ROUTES = [
+    Route(PATH, page(listing), methods=["GET"]),
+    Route(PATH, page(create), methods=["POST"]),
+    Route(MEMBER, page(member), methods=["GET"]),
+    Route(MEMBER + "/balance", page(balance), methods=["POST"]),
+    Route(MEMBER + "/edit", page(edit), methods=["POST"]),
+    Route(MEMBER + "/delete", page(delete), methods=["POST"]),
+]

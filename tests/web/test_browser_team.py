@@ -1,0 +1,96 @@
+"""In Chromium, against a real server: the Seller team page. A reseller and a manager created
+(a refusal next to its field first), the reseller's balance changed (a shortfall refused beside
+the form), the manager's areas ticked, the reseller deleted after the dialog; then the manager
+signs in and its navigation offers only its areas. Every page audited for accessibility."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.live import LiveServer
+from tests.web.browser import Tab, open_tab
+from tests.web.test_browser_account import sign_in
+from tests.web.test_browser_seller_pages import open_shop
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+MEMBER_PASSWORD = "member password 42"
+
+
+def test_seller_team_page(tab: Tab, dashboard_server: LiveServer) -> None:
+    page = tab.page
+    open_shop(tab, dashboard_server, "teamowner", "Team Shop")
+    nav = page.get_by_role("navigation", name="Application")
+    nav.get_by_role("link", name="Seller team").click()
+    expect(page.get_by_role("heading", name="Seller team", exact=True)).to_be_visible()
+    expect(page.get_by_role("table", name=re.compile("Resellers"))).to_contain_text("No resellers yet")
+
+    # A taken username is refused beside its field (through htmx).
+    page.get_by_label("Username").fill("teamowner")
+    page.get_by_label("Password").fill(MEMBER_PASSWORD)
+    page.get_by_role("button", name="Create the account").click()
+    expect(page.locator("#f-username-error")).to_contain_text("teamowner")
+    tab.audit("team-refused")
+
+    page.get_by_label("Username").fill("rita")
+    page.get_by_label("E-mail (optional)").fill("rita@example.com")
+    page.get_by_label("Password").fill(MEMBER_PASSWORD)
+    page.get_by_label("Levels it may sell (resellers) (optional)").fill("1,2")
+    page.get_by_role("button", name="Create the account").click()
+    expect(page.get_by_role("heading", name="rita (reseller)")).to_be_visible()
+    expect(page.get_by_role("status")).to_contain_text("The reseller rita is created")
+
+    page.get_by_label("Day (optional)").fill("5")
+    page.get_by_label("Month (optional)").fill("2")
+    page.get_by_role("button", name="Change the balance").click()
+    expect(page.locator("#balance-day")).to_have_text("5")
+    expect(page.locator("#balance-month")).to_have_text("2")
+    page.get_by_label("Month (optional)").fill("-3")
+    page.get_by_role("button", name="Change the balance").click()
+    expect(page.locator("#balance-error")).to_contain_text("month")
+    expect(page.locator("#balance-month")).to_have_text("2")
+    tab.audit("team-reseller")
+
+    page.get_by_role("link", name="← Seller team").click()
+    page.get_by_role("radio", name="Manager").check()
+    page.get_by_label("Username").fill("max")
+    page.get_by_label("Password").fill(MEMBER_PASSWORD)
+    page.get_by_label("licenses (license keys)").check()
+    page.get_by_role("button", name="Create the account").click()
+    expect(page.get_by_role("heading", name="max (manager)")).to_be_visible()
+    page.get_by_label("users (users)").check()
+    page.get_by_label("licenses (license keys)").uncheck()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_contain_text("The manager max is changed.")
+    expect(page.get_by_label("users (users)")).to_be_checked()
+    tab.audit("team-manager")
+
+    page.get_by_role("link", name="← Seller team").click()
+    table = page.get_by_role("table", name=re.compile("Resellers"))
+    expect(table).to_contain_text("rita@example.com")
+    expect(page.get_by_role("table", name=re.compile("Managers"))).to_contain_text("users")
+    tab.audit("team")
+    table.get_by_role("link", name="rita").click()
+    page.get_by_role("button", name="Delete rita").click()
+    page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_contain_text("The reseller rita is deleted.")
+    expect(table).not_to_contain_text("rita")
+    tab.check_console()
+
+    # The manager sees only its area in the navigation, and the team page refuses it.
+    member = open_tab(page.context.browser, dashboard_server.public_url)  # type: ignore[arg-type]
+    try:
+        sign_in(member, "max", MEMBER_PASSWORD)
+        member.page.goto(page.url.split("/team")[0] + "/")
+        links = member.page.get_by_role("navigation", name="Application").get_by_role("link")
+        offered = set(links.all_inner_texts())
+        assert "Users" in offered
+        assert not offered & {"Licenses", "Seller team", "Seller keys", "Audit log"}
+        answer = member.page.goto(page.url)
+        assert answer is not None
+        assert answer.status == 403
+        member.audit("team-refused-manager")
+    finally:
+        member.context.close()
