@@ -65,6 +65,10 @@ BAIT = {
     "sessid": SESSION_ID,
     "ver": "bait-9",
     "keynotfound": "bait text",
+    "channel": "default",
+    "message": "bait",
+    "id": "1",
+    "length": "3600",
 }
 TABLES = (
     "apps",
@@ -79,6 +83,9 @@ TABLES = (
     "whitelist",
     "tokens",
     "app_messages",
+    "chat_channels",
+    "chat_messages",
+    "chat_mutes",
 )
 
 
@@ -130,6 +137,8 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     await seller_op(services, shop, "addvar", name="motd", data="hello")
     await seller_op(services, shop, "black", hwid="HW-BAIT", reason="denied")
     await seller_op(services, shop, "addWhite", ip="192.0.2.1")
+    await seller_op(services, shop, "addchannel", name="default")
+    await seller_op(services, shop, "chatpost", channel="default", message="Zanzibar secret news")
     now = services.clock.now()
     await session_store.start(
         services.db, session_id=SESSION_ID, app_id=shop.app_id, ip="192.0.2.1", now=now, expires_at=now + 3600
@@ -164,6 +173,10 @@ async def snapshot(services: Services) -> list[Any]:
     ]
     state += [
         tuple(row.values()) for row in await services.db.fetch_all("SELECT value FROM user_vars ORDER BY id")
+    ]
+    state += [
+        tuple(row.values())
+        for row in await services.db.fetch_all("SELECT name, delay_seconds FROM chat_channels ORDER BY id")
     ]
     return state
 

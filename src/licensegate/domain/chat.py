@@ -21,6 +21,7 @@ from licensegate.store import chat as store
 from licensegate.store import users as user_store
 from licensegate.store.chat import ListedChannel, MuteRow
 from licensegate.store.database import Database, Executor, UniqueViolation
+from licensegate.store.paging import Page, PageRequest, finish
 
 MAX_CHANNEL_NAME = 50
 MAX_MESSAGE = 2000
@@ -191,6 +192,47 @@ async def messages(db: Executor, app_id: int, channel_name: str) -> list[dict[st
         }
         for row in await store.messages(db, channel.id)
     ]
+
+
+MAX_SEARCH = 100  # characters of a message search
+
+
+async def browse_messages(
+    db: Executor,
+    app_id: int,
+    *,
+    channel: str | None,
+    author: str | None,
+    text: str | None,
+    request: PageRequest,
+) -> Page:
+    """One keyset page of the application's messages, newest first by default: of one channel
+    (404 `channel_not_found` when it does not exist), by one author exactly, holding `text` in
+    any case. Each row carries its id (for deleting it) and its channel's name."""
+    channel_id = None if channel is None else (await get_channel(db, app_id, channel)).id
+    rows = await store.browse_messages(
+        db, app_id, channel_id=channel_id, author=author, text=text, request=request
+    )
+    names = {row["id"]: row["name"] for row in await store.list_channels(db, app_id)}
+    page = finish([dict(row) for row in rows], request)
+    for row in page.rows:
+        row["channel"] = names.get(row["channel_id"], "")
+    return page
+
+
+async def delete_message(db: Database, app_id: int, message_id: int) -> dict[str, Any]:
+    """Delete one message of the application's channels; returns it as it was (id, author,
+    role, message, created_at, channel)."""
+    async with db.transaction() as tx:
+        row = await store.find_message(tx, app_id, message_id)
+        if row is None:
+            raise errorcodes.CHAT_MESSAGE_NOT_FOUND(id=message_id)
+        await store.delete_message(tx, message_id)
+    return dict(row)
+
+
+async def message_counts(db: Executor, app_id: int) -> dict[int, int]:
+    return await store.message_counts(db, app_id)
 
 
 async def last_message_at(db: Executor, channel_id: int, author: str) -> int | None:

@@ -984,6 +984,12 @@ USER_MUTED = E(
     "You are muted in this application's chat until {until} (Unix time).",
     "The user is muted in the chat.",
 )
+CHAT_MESSAGE_NOT_FOUND = E(
+    "chat_message_not_found",
+    "not_found",
+    "No chat message with the id {id} exists.",
+    "No chat message of the application has this id (deleted, pruned, or never posted).",
+)
 NOT_MUTED = E(
     "not_muted", "conflict", "The user '{username}' is not muted.", "Unmute of a user who is not muted."
 )

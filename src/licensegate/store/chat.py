@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, escape_like, keyset
 
 # --- channels ----------------------------------------------------------------------------------
 
@@ -45,13 +46,14 @@ async def delete_channel(db: Executor, channel_id: int) -> int:
 
 
 class ListedChannel(TypedDict):
+    id: int
     name: str
     delay_seconds: int
 
 
 async def list_channels(db: Executor, app_id: int) -> list[ListedChannel]:
     rows = await db.fetch_all(
-        "SELECT name, delay_seconds FROM chat_channels WHERE app_id = ? ORDER BY id", app_id
+        "SELECT id, name, delay_seconds FROM chat_channels WHERE app_id = ? ORDER BY id", app_id
     )
     return cast("list[ListedChannel]", rows)
 
@@ -109,6 +111,67 @@ async def messages(db: Executor, channel_id: int) -> list[MessageRow]:
         channel_id,
     )
     return cast("list[MessageRow]", rows)
+
+
+MESSAGE_COLUMNS = "id, channel_id, author, role, message, created_at"
+
+
+async def browse_messages(
+    db: Executor,
+    app_id: int,
+    *,
+    channel_id: int | None,
+    author: str | None,
+    text: str | None,
+    request: PageRequest,
+) -> list[Row]:
+    """One keyset page of the application's messages (of one channel when `channel_id` is set)
+    in posting order (`request.size + 1` rows, see `paging.finish`): by `author` exactly, holding
+    `text` (any case). One channel is read through its (channel_id, id) index; every channel's
+    messages are few (each channel keeps its newest `chat_history` only)."""
+    if channel_id is not None:
+        where, args = "channel_id = ?", list[Any]([channel_id])
+    else:
+        where, args = "channel_id IN (SELECT id FROM chat_channels WHERE app_id = ?)", list[Any]([app_id])
+    if author is not None:
+        where += " AND author = ?"
+        args.append(author)
+    if text is not None:
+        like = "ILIKE" if db.dialect == "postgresql" else "LIKE"
+        where += f" AND message {like} ? ESCAPE '\\'"
+        args.append(f"%{escape_like(text)}%")
+    after, after_args, order = keyset("id", request)
+    return await db.fetch_all(
+        f"SELECT {MESSAGE_COLUMNS} FROM chat_messages WHERE {where}{after} {order} LIMIT ?",
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+
+
+async def find_message(db: Executor, app_id: int, message_id: int) -> Row | None:
+    """A message of one of the application's channels, with its channel's name."""
+    return await db.fetch_one(
+        "SELECT m.id, m.author, m.role, m.message, m.created_at, c.name AS channel "
+        "FROM chat_messages m JOIN chat_channels c ON c.id = m.channel_id "
+        "WHERE m.id = ? AND c.app_id = ?",
+        message_id,
+        app_id,
+    )
+
+
+async def delete_message(db: Executor, message_id: int) -> int:
+    return await db.execute("DELETE FROM chat_messages WHERE id = ?", message_id)
+
+
+async def message_counts(db: Executor, app_id: int) -> dict[int, int]:
+    """How many messages each channel of the application holds, by channel id."""
+    rows = await db.fetch_all(
+        "SELECT m.channel_id, COUNT(*) AS n FROM chat_messages m JOIN chat_channels c ON c.id = m.channel_id "
+        "WHERE c.app_id = ? GROUP BY m.channel_id",
+        app_id,
+    )
+    return {row["channel_id"]: row["n"] for row in rows}
 
 
 async def last_message_at(db: Executor, channel_id: int, author: str, role: str) -> int | None:

@@ -14,6 +14,7 @@ from licensegate.web.pages import (
     apps,
     auditlog,
     blacklists,
+    chats,
     details,
     license_actions,
     license_import,
@@ -88,6 +89,7 @@ def dashboard_app() -> ASGIApp:
         *tokens.ROUTES,
         *settings.ROUTES,
         *team.ROUTES,
+        *chats.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import chat
+from licensegate.domain.paging import PageRequest, Position
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -226,3 +227,96 @@ async def fetch_all_mutes(call: SellerCall) -> dict[str, Any]:
             for row in await chat.list_mutes(call.db, call.app_id, call.now())
         ],
     }
+
+
+PAGE_SIZE = 50
+
+
+@registry.operation(
+    "fetchchatmessages",
+    group=GROUP,
+    summary="Get Chat Messages",
+    area=AREA,
+    params=[
+        Param("channel", max_length=chat.MAX_CHANNEL_NAME, doc="only this channel's messages"),
+        Param("author", max_length=chat.MAX_AUTHOR, doc="only messages by this author (the whole name)"),
+        Param("search", max_length=chat.MAX_SEARCH, doc="only messages holding this text (any case)"),
+        Param(
+            "before",
+            "int",
+            minimum=1,
+            max_length=19,
+            doc="only messages older than the message with this id (the next page: the last id seen)",
+        ),
+        Param(
+            "limit",
+            "int",
+            minimum=1,
+            maximum=200,
+            max_length=3,
+            doc=f"at most this many (default {PAGE_SIZE})",
+        ),
+    ],
+    returns={
+        "messages": "[{id, channel, author, role (`user` or `developer`), message, timestamp (Unix s)}], "
+        "newest first",
+        "more": "whether older messages match too (ask again with `before` the last id)",
+    },
+)
+async def fetch_messages(call: SellerCall) -> dict[str, Any]:
+    """The application's chat messages, newest first, filtered and paged by id: every channel's
+    unless `channel` is given (404 `channel_not_found` when it does not exist)."""
+    before = call.args.opt_integer("before")
+    request = PageRequest(
+        "id",
+        True,
+        call.args.opt_integer("limit") or PAGE_SIZE,
+        None if before is None else Position(before, before),
+    )
+    page = await chat.browse_messages(
+        call.db,
+        call.app_id,
+        channel=call.args.opt_text("channel"),
+        author=call.args.opt_text("author"),
+        text=call.args.opt_text("search"),
+        request=request,
+    )
+    return {
+        "message": "Successfully retrieved messages",
+        "messages": [
+            {
+                "id": row["id"],
+                "channel": row["channel"],
+                "author": row["author"],
+                "role": row["role"],
+                "message": row["message"],
+                "timestamp": row["created_at"],
+            }
+            for row in page.rows
+        ],
+        "more": page.has_next,
+    }
+
+
+@registry.operation(
+    "delchatmessage",
+    group=GROUP,
+    summary="Delete Chat Message",
+    area=AREA,
+    mutates=True,
+    params=[
+        Param(
+            "id", "int", required=True, minimum=1, max_length=19, doc="the message's id (`fetchchatmessages`)"
+        )
+    ],
+    returns={"message": "`Successfully deleted message!`"},
+)
+async def delete_message(call: SellerCall) -> dict[str, Any]:
+    """Delete one chat message (a user's or the developer's); clients no longer see it."""
+    row = await chat.delete_message(call.db, call.app_id, call.args.integer("id"))
+    call.record(
+        f"channel:{row['channel']}",
+        before={"id": row["id"], "author": row["author"], "message": row["message"][:200]},
+        after=None,
+    )
+    return {"message": "Successfully deleted message!"}
