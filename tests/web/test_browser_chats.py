@@ -66,7 +66,9 @@ def test_chats_page(tab: Tab, dashboard_server: LiveServer) -> None:
         page.get_by_label("Message", exact=True).fill("Maintenance at noon")
         page.get_by_label("Shown as author").fill("Support")
         page.get_by_role("button", name="Post", exact=True).click()
-        expect(page.get_by_role("status")).to_contain_text("Your message is posted in general as the developer.")
+        expect(page.get_by_role("status")).to_contain_text(
+            "Your message is posted in general as the developer."
+        )
         read = client_call(http, session, "chatget", channel="general")
         assert [(m["author"], m["role"], m["message"]) for m in read["messages"]] == [
             ("kim", "user", "hello from kim"),
