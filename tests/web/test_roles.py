@@ -27,6 +27,7 @@ from licensegate.web.dashboard import dashboard_app
 from licensegate.web.navigation import SECTIONS, SectionArea
 from tests.helpers import user_id_of
 from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, seller_op, text_of
+from tests.web.test_logs import log_line, tamper_report
 
 pytestmark = pytest.mark.anyio
 
@@ -86,6 +87,8 @@ TABLES = (
     "chat_channels",
     "chat_messages",
     "chat_mutes",
+    "client_logs",
+    "tamper_logs",
 )
 
 
@@ -140,6 +143,8 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     await seller_op(services, shop, "addchannel", name="default")
     await seller_op(services, shop, "chatpost", channel="default", message="Zanzibar secret news")
     now = services.clock.now()
+    await log_line(services, shop.app_id, now, "hello", credential="victim", ip="192.0.2.1")
+    await tamper_report(services, shop.app_id, now, "hello", credential="victim", hwid="HW-BAIT")
     await session_store.start(
         services.db, session_id=SESSION_ID, app_id=shop.app_id, ip="192.0.2.1", now=now, expires_at=now + 3600
     )

@@ -2,8 +2,9 @@
 client's address and the time, and, when the owner set a forwarding URL, posted to it as a
 Discord-compatible message after the response, retried a few times, never slowing the call.
 
-The owner lists them newest first, filtered by credential (username or license key), by IP and
-by an inclusive time range (the tamper log is filtered the same way), and clears them."""
+The owner lists them newest first, filtered by credential (username or license key), by IP, by
+an inclusive time range and (in the dashboard) by text they hold (the tamper log is filtered the
+same way), and clears them."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from licensegate.background import AttemptFailed, Background
 from licensegate.config import Settings
 from licensegate.domain import errorcodes
 from licensegate.domain.blacklists import parse_ip
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import apps as app_store
 from licensegate.store import logs as store
 from licensegate.store import sessions as session_store
@@ -24,7 +26,9 @@ from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Executor, Row
 from licensegate.store.logs import LogFilter as LogFilter  # re-exported for handlers
 from licensegate.store.logs import LogRow as LogRow  # the rows it lists
-from licensegate.store.logs import LogTable
+from licensegate.store.logs import LogTable as LogTable  # which log a listing reads
+
+CLIENT_LOGS = store.CLIENT_LOGS
 
 SECONDS_PER_DAY = 86400
 MAX_MESSAGE = 1000
@@ -138,15 +142,17 @@ def log_filter(
     ip: str | None = None,
     since: int | None = None,
     until: int | None = None,
+    search: str | None = None,
 ) -> LogFilter:
     """The filter of a listing; the IP is compared in canonical form."""
     if since is not None and until is not None and since > until:
-        raise errorcodes.INVALID_TIME_RANGE()
+        raise errorcodes.INVALID_TIME_RANGE(param="to")
     return LogFilter(
         credential=credential,
         ip=parse_ip(ip) if ip is not None else None,
         since=since,
         until=until,
+        search=search,
     )
 
 
@@ -163,6 +169,20 @@ async def listing(
     (client logs here; tamper reports in `domain.tamper`)."""
     rows = await store.page(db, table, app_id, where, limit=limit, offset=offset)
     return rows, await store.count(db, table, app_id, where)
+
+
+COUNT_CAP = 10_000  # a page counts this far; beyond, it says "more than"
+
+
+async def browse(db: Executor, table: LogTable, app_id: int, where: LogFilter, request: PageRequest) -> Page:
+    """A keyset page of a log table (client logs or tamper reports), newest first by default."""
+    return finish(await store.browse(db, table, app_id, where, request), request)
+
+
+async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter | None = None) -> int:
+    """How many rows of a log table match `where` (all of them without), counted up to
+    `COUNT_CAP` + 1."""
+    return await store.count(db, table, app_id, where or LogFilter(), COUNT_CAP)
 
 
 async def list_page(

@@ -17,6 +17,8 @@ from licensegate.store import tamper as store
 from licensegate.store.database import Database, Executor
 from licensegate.store.tamper import TamperRow as TamperRow  # the rows it lists
 
+TAMPER_LOGS = store.TAMPER_LOGS
+
 MAX_REASON = 256
 MAX_HWID = 256
 MAX_DETAILS = 2000

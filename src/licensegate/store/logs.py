@@ -1,6 +1,7 @@
 """SQL for the logs client applications send (KeyAuth's `log()`), with the sender's IP, and what
 every log table an owner reads shares (this one and `tamper_logs`): a filter, and one listing,
-count and clearing of a table, newest first."""
+count and clearing of a table, newest first (by offset for the seller API, by keyset for the
+dashboard)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TypedDict
 
 from licensegate.store import bulk
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, escape_like, keyset
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +21,9 @@ class LogFilter:
     ip: str | None = None
     since: int | None = None
     until: int | None = None
+    search: str | None = None  # text any of the table's searched columns holds, in any case
 
-    def where(self, app_id: int) -> tuple[str, list[object]]:
+    def where(self, db: Executor, table: LogTable, app_id: int) -> tuple[str, list[object]]:
         """The WHERE clause (fixed fragments only; every value is bound) and its arguments."""
         clauses = ["app_id = ?"]
         args: list[object] = [app_id]
@@ -36,6 +39,11 @@ class LogFilter:
         if self.until is not None:
             clauses.append("created_at <= ?")
             args.append(self.until)
+        if self.search is not None:
+            # SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's needs ILIKE.
+            like = "ILIKE" if db.dialect == "postgresql" else "LIKE"
+            clauses.append("(" + " OR ".join(f"{c} {like} ? ESCAPE '\\'" for c in table.searched) + ")")
+            args += [f"%{escape_like(self.search)}%"] * len(table.searched)
         return " AND ".join(clauses), args
 
 
@@ -45,9 +53,12 @@ class LogTable:
 
     name: str
     columns: str
+    searched: tuple[str, ...]  # the text columns a search looks in
 
 
-CLIENT_LOGS = LogTable("client_logs", "id, credential, pcuser, message, ip, created_at")
+CLIENT_LOGS = LogTable(
+    "client_logs", "id, credential, pcuser, message, ip, created_at", searched=("message", "pcuser")
+)
 
 
 class LogRow(TypedDict):
@@ -65,7 +76,7 @@ async def page(
     db: Executor, table: LogTable, app_id: int, where: LogFilter, *, limit: int, offset: int
 ) -> list[Row]:
     """Newest first."""
-    condition, args = where.where(app_id)
+    condition, args = where.where(db, table, app_id)
     return await db.fetch_all(
         f"SELECT {table.columns} FROM {table.name} "
         f"WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
@@ -75,9 +86,35 @@ async def page(
     )
 
 
-async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter) -> int:
-    condition, args = where.where(app_id)
-    total: int = await db.fetch_value(f"SELECT COUNT(*) FROM {table.name} WHERE {condition}", *args)
+async def browse(
+    db: Executor, table: LogTable, app_id: int, where: LogFilter, request: PageRequest
+) -> list[Row]:
+    """One keyset page by time, then id (`request.size + 1` rows, see `paging.finish`): the
+    whole table through its (app_id, created_at, id) index, a date range as a range of it, and
+    one credential or address through (app_id, credential | ip, created_at, id); a search
+    filters the rows read in that order."""
+    condition, args = where.where(db, table, app_id)
+    more, more_args, order = keyset("created_at", request)
+    return await db.fetch_all(
+        f"SELECT {table.columns} FROM {table.name} WHERE {condition}{more} {order} LIMIT ?",
+        *args,
+        *more_args,
+        request.size + 1,
+    )
+
+
+async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter, cap: int | None = None) -> int:
+    """How many rows match; with `cap`, counting no further than `cap` + 1 (a page says "more
+    than N" rather than count a million rows each time it is shown)."""
+    condition, args = where.where(db, table, app_id)
+    if cap is None:
+        total: int = await db.fetch_value(f"SELECT COUNT(*) FROM {table.name} WHERE {condition}", *args)
+    else:
+        total = await db.fetch_value(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {table.name} WHERE {condition} LIMIT ?) AS m",
+            *args,
+            cap + 1,
+        )
     return total
 
 

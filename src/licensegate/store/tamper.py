@@ -8,7 +8,11 @@ from typing import TypedDict
 from licensegate.store.database import Executor
 from licensegate.store.logs import LogTable
 
-TAMPER_LOGS = LogTable("tamper_logs", "id, credential, hwid, ip, reason, details, created_at")
+TAMPER_LOGS = LogTable(
+    "tamper_logs",
+    "id, credential, hwid, ip, reason, details, created_at",
+    searched=("reason", "details", "hwid"),
+)
 
 
 class TamperRow(TypedDict):

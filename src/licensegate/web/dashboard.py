@@ -19,6 +19,7 @@ from licensegate.web.pages import (
     license_actions,
     license_import,
     licenses,
+    logs,
     overview,
     sellerkeys,
     sellerlog,
@@ -90,6 +91,7 @@ def dashboard_app() -> ASGIApp:
         *settings.ROUTES,
         *team.ROUTES,
         *chats.ROUTES,
+        *logs.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

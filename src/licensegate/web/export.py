@@ -20,18 +20,20 @@ BATCH = 500
 
 
 async def oldest_first(
-    read: Callable[[PageRequest], Awaitable[Page]], fields: Sequence[str]
+    read: Callable[[PageRequest], Awaitable[Page]], fields: Sequence[str], by: str | None = None
 ) -> AsyncIterator[dict[str, Any]]:
-    """The rows of a list paged by id alone (`read` answers one keyset page), oldest first, in
-    batches, each row cut to `fields`."""
-    request = PageRequest("created", False, BATCH)
+    """The rows of a log (`read` answers one keyset page), oldest first, in batches, each row cut
+    to `fields`. A log is paged by id alone, or with `by` by that column (its sort) then id."""
+    sort = by or "created"
+    request = PageRequest(sort, False, BATCH)
     while True:
         found = await read(request)
         for row in found.rows:
             yield {name: row[name] for name in fields}
         if not found.has_next:
             return
-        request = PageRequest("created", False, BATCH, Position(None, found.rows[-1]["id"]))
+        last = found.rows[-1]
+        request = PageRequest(sort, False, BATCH, Position(last[by] if by else None, last["id"]))
 
 
 def csv_safe(value: Any) -> Any:

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 import orjson
 
 from licensegate.domain import errorcodes
+from licensegate.domain.errors import Refusal
 from licensegate.domain.paging import MAX_SIZE, Page, PageRequest, Position
 
 SIZES = (25, 50, 100, MAX_SIZE)
@@ -55,21 +56,27 @@ class ListSpec:
     text_ids: bool = False  # the rows' ids are text (client sessions), not numbers
 
     def read(
-        self, params: Mapping[str, str], options: Mapping[str, tuple[tuple[str, str], ...]] | None = None
+        self,
+        params: Mapping[str, str],
+        options: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+        *,
+        marked: bool = False,
     ) -> View:
-        """The view the query string asks for; a value out of bounds is refused (400), never guessed."""
+        """The view the query string asks for; a value out of bounds is refused (400), never guessed.
+        With `marked`, a filter's bad value is kept instead, with its message in `View.errors`, for
+        the page to show next to its field (and answer 400 without reading the list)."""
         values: dict[str, str] = {}
+        errors: dict[str, str] = {}
         for spec in self.filters:
             raw = params.get(spec.name, "").strip()
             if not raw:
                 continue
-            if len(raw) > spec.max_length:
-                raise errorcodes.INVALID_VIEW(f"The filter '{spec.label}' is too long.")
-            choices = (options or {}).get(spec.name, spec.options)
-            if spec.kind == "select" and raw not in {value for value, _label in choices}:
-                raise errorcodes.INVALID_VIEW(f"'{raw[:32]}' is not a choice of the filter '{spec.label}'.")
-            if spec.kind == "date":
-                day_start(raw, spec.label)
+            try:
+                _check(spec, raw, (options or {}).get(spec.name, spec.options))
+            except Refusal as refusal:
+                if not marked:
+                    raise
+                errors[spec.name], raw = refusal.message, raw[: spec.max_length]
             values[spec.name] = raw
         sort, descending = self.default_sort, self.default_descending
         raw_sort = params.get("sort", "")
@@ -87,7 +94,18 @@ class ListSpec:
         for direction in ("after", "before"):
             if params.get(direction):
                 position = _decode(params[direction], before=direction == "before", text_ids=self.text_ids)
-        return View(self, values, sort, descending, size, position, dict(options or {}))
+        return View(self, values, sort, descending, size, position, dict(options or {}), errors)
+
+
+def _check(spec: Filter, raw: str, choices: tuple[tuple[str, str], ...]) -> None:
+    if len(raw) > spec.max_length:
+        raise errorcodes.INVALID_VIEW(f"The filter '{spec.label}' is too long.", param=spec.name)
+    if spec.kind == "select" and raw not in {value for value, _label in choices}:
+        raise errorcodes.INVALID_VIEW(
+            f"'{raw[:32]}' is not a choice of the filter '{spec.label}'.", param=spec.name
+        )
+    if spec.kind == "date":
+        day_start(raw, spec.label, param=spec.name)
 
 
 @dataclass
@@ -99,6 +117,17 @@ class View:
     size: int
     position: Position | None
     options: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # filter name -> what is wrong with its value
+
+    def mark(self, refusal: Refusal, fields: Mapping[str, str]) -> bool:
+        """Note a refusal of a filter's value next to its field: the filter the refusal names
+        (`param`), else the one `fields` gives for its error code. False when it names none."""
+        param = refusal.extra.get("param")
+        name = fields.get(param, param) if isinstance(param, str) else fields.get(refusal.error)
+        if name not in {f.name for f in self.spec.filters}:
+            return False
+        self.errors[name] = refusal.message
+        return True
 
     @property
     def request(self) -> PageRequest:
@@ -174,7 +203,13 @@ class Listing:
         return SIZES
 
     @property
+    def errors(self) -> dict[str, str]:
+        return self.view.errors
+
+    @property
     def empty_text(self) -> str:
+        if self.errors:
+            return "Correct the filter marked above to see the list."
         return self.view.spec.empty_text if not self.filtered else "Nothing matches these filters."
 
     @property
@@ -266,9 +301,9 @@ def _decode(text: str, *, before: bool, text_ids: bool = False) -> Position:
     return Position(value, row_id, before)
 
 
-def day_start(text: str, label: str) -> int:
+def day_start(text: str, label: str, *, param: str | None = None) -> int:
     try:
         day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
     except ValueError as exc:
-        raise errorcodes.INVALID_VIEW(f"The date '{label}' must look like 2026-01-31.") from exc
+        raise errorcodes.INVALID_VIEW(f"The date '{label}' must look like 2026-01-31.", param=param) from exc
     return int(day.timestamp())
