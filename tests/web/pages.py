@@ -167,7 +167,9 @@ async def give_balance(services: Services, shop: Shop, username: str, **buckets:
     """Add to a reseller's balance (a fresh reseller holds none); the reseller's account id."""
     from licensegate.domain import team
 
-    await team.add_balance(services.db, shop.app_id, username, buckets)
+    await team.add_balance(
+        services.db, shop.app_id, username, buckets, actor=shop.owner.username, now=services.clock.now()
+    )
     member = await team.get_member(services.db, shop.app_id, username, "reseller")
     account_id: int = member["account_id"]
     return account_id

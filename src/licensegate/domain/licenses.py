@@ -119,7 +119,14 @@ async def generate(db: Database, box: SecretBox, scope: Scope, spec: KeySpec, no
         await app_store.lock(tx, app_id)
         await _require_level(tx, app_id, spec.level)
         if reseller is not None:
-            await team.spend(tx, reseller, bucket, spec.amount)
+            await team.spend(
+                tx,
+                reseller,
+                bucket,
+                spec.amount,
+                reason=f"{team.plural(spec.amount, 'key')} generated (level {spec.level})",
+                now=now,
+            )
         for _ in range(spec.amount):
             for _attempt in range(1 if custom else GENERATE_ATTEMPTS):
                 key = keygen.fill(mask, spec.character)
@@ -283,7 +290,7 @@ async def delete_for_subscription(db: Database, scope: Scope, sub_name: str, *, 
     )
 
 
-async def add_time(db: Database, scope: Scope, days: float, key: str | None) -> int:
+async def add_time(db: Database, scope: Scope, days: float, key: str | None, *, now: int) -> int:
     """Without a key, lengthen every unused key. With a key: an unused key gets a longer
     duration; a used key's grants expire later. Returns how many keys or grants changed.
 
@@ -299,7 +306,14 @@ async def add_time(db: Database, scope: Scope, days: float, key: str | None) -> 
             updated = await store.add_time_to_unused(
                 tx, scope.app_id, seconds, reseller_id=reseller.account_id
             )
-            await team.spend(tx, reseller, bucket, updated)
+            await team.spend(
+                tx,
+                reseller,
+                bucket,
+                updated,
+                reason=f"time added to {team.plural(updated, 'unused key')}",
+                now=now,
+            )
             return updated
     async with db.transaction() as tx:
         if reseller is not None:
@@ -311,7 +325,7 @@ async def add_time(db: Database, scope: Scope, days: float, key: str | None) -> 
         else:
             changed = await store.extend_grants_of(tx, row["id"], seconds)
         if reseller is not None and changed:
-            await team.spend(tx, reseller, bucket, 1)
+            await team.spend(tx, reseller, bucket, 1, reason=f"time added to the key {key}", now=now)
         return changed
 
 

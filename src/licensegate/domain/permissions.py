@@ -12,7 +12,7 @@ seller API with a seller key, the dashboard signed in to an account):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from licensegate.domain import errorcodes
@@ -119,6 +119,8 @@ class Reseller:
     account_id: int
     username: str
     key_levels: tuple[str, ...] = ()  # empty: any level
+    # How it came in (the dashboard, a seller key), for its balance history; not part of who it is.
+    via: str = field(default="", compare=False)
 
     def allows_level(self, level: str) -> bool:
         return not self.key_levels or level in self.key_levels
@@ -164,7 +166,8 @@ class SellerIdentity:
         """The reseller this caller is limited to, or None for the owner and managers."""
         if self.role != RESELLER or self.member_account_id is None or self.member_username is None:
             return None
-        return Reseller(self.member_account_id, self.member_username, self.key_levels)
+        via = "dashboard" if self.key_id is None else f"seller API, key '{self.key_name}'"
+        return Reseller(self.member_account_id, self.member_username, self.key_levels, via)
 
     @property
     def scope(self) -> Scope:

@@ -5,19 +5,26 @@ account, a wrong password, an account disabled or without a password, so an answ
 whether a username exists; an unknown username costs the same argon2 work as a wrong password.
 Attempts are counted per username and per address, so neither guessing one account's password
 from many addresses nor many accounts' from one address gets far.
+
+Every attempt on an existing account is kept in its sign-in history (the newest 1,000), which
+its owner reads on the account page: signed in, wrong password, wrong second step, locked out
+(too many attempts), disabled. An unknown username has no history to write to.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from licensegate.domain import errorcodes
 from licensegate.domain.accounts import Account, from_row
-from licensegate.domain.errors import RateLimited
+from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter
 from licensegate.store import accounts as store
+from licensegate.store import signinhistory as history_store
 from licensegate.store.database import Executor
+from licensegate.store.signinhistory import Attempt
 
 FAILED = errorcodes.SIGNIN_FAILED.message
 WRONG_CODE = errorcodes.WRONG_CODE.message
@@ -40,6 +47,38 @@ class Throttle:
             raise RateLimited(wait, f"Too many sign-in attempts. Wait {minutes} minute(s) and try again.")
 
 
+# What an attempt's history row says, by its stored result.
+RESULTS = {
+    "signed_in": "Signed in",
+    "wrong_password": "Wrong password",
+    "wrong_code": "Wrong second step",
+    "locked_out": "Locked out (too many attempts)",
+    "disabled": "Refused: account disabled",
+}
+HISTORY_PAGE = 25
+MAX_USER_AGENT = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an attempt came from, as its history row keeps it."""
+
+    ip: str | None
+    user_agent: str | None
+    now: int
+
+
+async def _record(db: Executor, account_id: int, result: str, origin: Origin) -> None:
+    await history_store.record(
+        db,
+        account_id,
+        at=origin.now,
+        ip=origin.ip,
+        user_agent=(origin.user_agent or "")[:MAX_USER_AGENT] or None,
+        result=result,
+    )
+
+
 async def check_password(
     db: Executor,
     passwords: Passwords,
@@ -48,15 +87,22 @@ async def check_password(
     *,
     username: str,
     password: str,
-    ip: str | None,
+    origin: Origin,
 ) -> Account:
     username = username.strip()
-    await throttle.count(limiter, "user:" + username.lower(), ip)
     row = await store.find_for_signin(db, username) if 0 < len(username) <= 64 else None
+    try:
+        await throttle.count(limiter, "user:" + username.lower(), origin.ip)
+    except RateLimited:
+        if row is not None:
+            await _record(db, row["id"], "locked_out", origin)
+        raise
     stored = row["password_hash"] if row is not None else None
     matches = await passwords.verify(stored or passwords.dummy_hash, password[:1024])
     account = from_row(row) if row is not None and stored is not None and matches else None
     if account is None:
+        if row is not None:
+            await _record(db, row["id"], "disabled" if matches and stored else "wrong_password", origin)
         raise errorcodes.SIGNIN_FAILED()
     return account
 
@@ -69,5 +115,41 @@ async def count_code_attempt(
     await throttle.count(limiter, f"account:{account.id}", ip)
 
 
-async def signed_in(db: Executor, account: Account, now: int) -> None:
-    await store.signed_in(db, account.id, now)
+async def check_second_step(
+    db: Executor,
+    limiter: RateLimiter,
+    throttle: Throttle,
+    account: Account,
+    verify: Callable[[], Awaitable[bool]],
+    origin: Origin,
+) -> bool:
+    """The second step of a sign-in (`verify` checks the code or security key): counted, and
+    kept in the history when it fails; the caller records the success with `signed_in`."""
+    try:
+        await count_code_attempt(limiter, throttle, account, origin.ip)
+    except RateLimited:
+        await _record(db, account.id, "locked_out", origin)
+        raise
+    try:
+        ok = await verify()
+    except Refusal:
+        await _record(db, account.id, "wrong_code", origin)
+        raise
+    if not ok:
+        await _record(db, account.id, "wrong_code", origin)
+    return ok
+
+
+async def signed_in(db: Executor, account: Account, origin: Origin) -> None:
+    await store.signed_in(db, account.id, origin.now)
+    await _record(db, account.id, "signed_in", origin)
+
+
+async def history(
+    db: Executor, account_id: int, *, before: int | None = None, size: int = HISTORY_PAGE
+) -> tuple[list[Attempt], int | None]:
+    """A page of the account's sign-in attempts, newest first, and the id to ask for the next
+    (older) page with, or None when this is the oldest."""
+    rows = await history_store.page(db, account_id, before=before, size=size)
+    older = rows[size - 1]["id"] if len(rows) > size else None
+    return rows[:size], older

@@ -79,16 +79,26 @@ async def hold(tx: Executor, reseller: Reseller) -> None:
         raise errorcodes.UNKNOWN_SELLER_KEY(f"The reseller account '{reseller.username}' has been deleted.")
 
 
-async def spend(tx: Executor, reseller: Reseller, bucket: str, units: int) -> None:
+async def spend(tx: Executor, reseller: Reseller, bucket: str, units: int, *, reason: str, now: int) -> None:
     """Take `units` from the reseller's bucket, or refuse (403) when it holds fewer. Run inside
-    the transaction that makes what is paid for (after `hold`), so a refusal undoes it."""
+    the transaction that makes what is paid for (after `hold`), so a refusal undoes it; the
+    change goes to the reseller's balance history in that same transaction."""
     if units <= 0:
         return
-    if not await store.spend(tx, reseller.account_id, bucket, units):
-        left = await store.balance_of(tx, reseller.account_id, bucket) or 0
+    left = await store.spend(tx, reseller.account_id, bucket, units)
+    if left is None:
+        held = await store.balance_of(tx, reseller.account_id, bucket) or 0
         raise errorcodes.INSUFFICIENT_BALANCE(
-            units=units, bucket=bucket, reseller=reseller.username, left=left
+            units=units, bucket=bucket, reseller=reseller.username, left=held
         )
+    actor = f"{reseller.username} ({reseller.via})" if reseller.via else reseller.username
+    await store.record_changes(
+        tx, reseller.account_id, [(bucket, -units, left)], at=now, actor=actor, reason=reason
+    )
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 # --- reading the team ---------------------------------------------------------------------------
@@ -305,19 +315,32 @@ async def add_key(
     return row, key
 
 
-async def add_balance(db: Executor, app_id: int, username: str, deltas: Mapping[str, int]) -> dict[str, int]:
+async def add_balance(
+    db: Database,
+    app_id: int,
+    username: str,
+    deltas: Mapping[str, int],
+    *,
+    actor: str,
+    now: int,
+    reason: str = "changed by the owner",
+) -> dict[str, int]:
     """Add the amounts to the reseller's buckets (negative amounts take away), all at once or not
-    at all. Refused (409) when a bucket would fall below zero or exceed MAX_BALANCE. Returns the
-    new balance."""
+    at all, and record each bucket's change in its balance history. Refused (409) when a bucket
+    would fall below zero or exceed MAX_BALANCE. Returns the new balance."""
     if not deltas:
         raise errorcodes.MISSING_PARAMETER(
             "Give at least one amount: day, week, month, threemonth, sixmonth, year or lifetime."
         )
     row = await get_member(db, app_id, username, RESELLER)
     for _attempt in range(3):
-        changed = await store.add_balance(db, row["account_id"], deltas, MAX_BALANCE)
-        if changed is not None:
-            return balance(changed)
+        async with db.transaction() as tx:
+            changed = await store.add_balance(tx, row["account_id"], deltas, MAX_BALANCE)
+            if changed is not None:
+                after = balance(changed)
+                moves = [(b, deltas[b], after[b]) for b in BUCKETS if deltas.get(b)]
+                await store.record_changes(tx, row["account_id"], moves, at=now, actor=actor, reason=reason)
+                return after
         current = await store.find_member_by_id(db, row["account_id"])
         if current is None:
             raise errorcodes.RESELLER_NOT_FOUND(username=username)
@@ -333,6 +356,19 @@ async def add_balance(db: Executor, app_id: int, username: str, deltas: Mapping[
             raise errorcodes.BALANCE_TOO_LARGE(maximum=MAX_BALANCE)
         # Otherwise another change landed between the two statements: try again.
     raise errorcodes.BALANCE_BUSY()
+
+
+HISTORY_PAGE = 25
+
+
+async def balance_history(
+    db: Executor, account_id: int, *, before: int | None = None, size: int = HISTORY_PAGE
+) -> tuple[list[store.BalanceChange], int | None]:
+    """A page of the reseller's balance history, newest first, and the id to ask for the next
+    (older) page with, or None when this is the oldest."""
+    rows = await store.history(db, account_id, before=before, size=size)
+    older = rows[size - 1]["id"] if len(rows) > size else None
+    return rows[:size], older
 
 
 async def edit_account(

@@ -234,7 +234,7 @@ async def create(
             tx, box, app_id=scope.app_id, kind="user", assigned=username, user_id=user_id, now=now
         )
         if reseller is not None:
-            await team.spend(tx, reseller, bucket, 1)
+            await team.spend(tx, reseller, bucket, 1, reason=f"user {username} created", now=now)
         expires_at = _clock_base(sub, now) + seconds
         await grant_store.insert(tx, user_id=user_id, sub_id=sub["id"], expires_at=expires_at, now=now)
     return expires_at
@@ -432,7 +432,14 @@ async def extend(
                 reseller_id=scope.reseller_id,
             )
         if reseller is not None:
-            await team.spend(tx, reseller, bucket, served)
+            await team.spend(
+                tx,
+                reseller,
+                bucket,
+                served,
+                reason=f"{team.plural(served, 'user')} extended on {sub_name}",
+                now=now,
+            )
     return served
 
 

@@ -187,6 +187,22 @@ team_members = sa.Table(
     sa.Index(None, "app_id"),
 )
 
+# Every change of a reseller's balance (the newest 1,000 per reseller are kept): the bucket, the
+# units added (negative: spent or taken away), the bucket's balance after it, who made it and why.
+balance_history = sa.Table(
+    "balance_history",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _time("at", nullable=False),
+    _text("bucket", nullable=False),
+    _int("amount", 0),
+    _int("balance_after", 0),
+    _text("actor", nullable=False),
+    _text("reason", nullable=False),
+    sa.Index(None, "account_id", "id"),
+)
+
 # A signed-in browser: only the SHA-256 of its cookie token is kept. `expires_at` is the absolute
 # end; `last_seen_at` drives the idle timeout. `pending` = 1 while the password is checked but the
 # second factor is not yet; `challenge` is the WebAuthn challenge this session was last sent.
@@ -235,6 +251,35 @@ passkeys = sa.Table(
     _time("created_at", nullable=False),
     _time("last_used_at"),
     sa.UniqueConstraint("credential_id"),
+    sa.Index(None, "account_id"),
+)
+
+# Every attempt to sign in to an account (the newest 1,000 per account are kept): when, from
+# where, the browser, and how it ended (signed_in, wrong_password, wrong_code, locked_out).
+signin_history = sa.Table(
+    "signin_history",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _time("at", nullable=False),
+    _text("ip"),
+    _text("user_agent"),
+    _text("result", nullable=False),
+    sa.Index(None, "account_id", "id"),
+)
+
+# A change of an account's e-mail address waiting for the link sent to the new address to be
+# opened; only the link's SHA-256 is kept, and the row goes when it is used.
+email_changes = sa.Table(
+    "email_changes",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("token_hash", nullable=False),
+    _text("new_email", nullable=False),
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    sa.UniqueConstraint("token_hash"),
     sa.Index(None, "account_id"),
 )
 

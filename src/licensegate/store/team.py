@@ -3,7 +3,8 @@ bound to, a manager's permission areas, and a reseller's allowed levels and bala
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TypedDict, cast
 
 from licensegate.store.database import Executor, Row
 
@@ -174,17 +175,19 @@ async def add_balance(db: Executor, account_id: int, deltas: Mapping[str, int], 
     )
 
 
-async def spend(db: Executor, account_id: int, bucket: str, units: int) -> bool:
+async def spend(db: Executor, account_id: int, bucket: str, units: int) -> int | None:
     """Take `units` from one bucket if it holds that many (a conditional UPDATE: concurrent
-    spenders queue on the row and each sees the balance the previous one left)."""
+    spenders queue on the row and each sees the balance the previous one left); the bucket's
+    balance after, or None when it held fewer."""
     column = _COLUMN[bucket]
-    changed = await db.execute(
-        f"UPDATE team_members SET {column} = {column} - ? WHERE account_id = ? AND {column} >= ?",
+    left: int | None = await db.fetch_value(
+        f"UPDATE team_members SET {column} = {column} - ? WHERE account_id = ? AND {column} >= ? "
+        f"RETURNING {column}",
         units,
         account_id,
         units,
     )
-    return changed == 1
+    return left
 
 
 async def balance_of(db: Executor, account_id: int, bucket: str) -> int | None:
@@ -192,3 +195,58 @@ async def balance_of(db: Executor, account_id: int, bucket: str) -> int | None:
         f"SELECT {_COLUMN[bucket]} FROM team_members WHERE account_id = ?", account_id
     )
     return value
+
+
+# --- balance history ------------------------------------------------------------------------------
+
+HISTORY_KEEP = 1000
+
+
+class BalanceChange(TypedDict):
+    id: int
+    at: int
+    bucket: str
+    amount: int
+    balance_after: int
+    actor: str
+    reason: str
+
+
+async def record_changes(
+    db: Executor,
+    account_id: int,
+    changes: Sequence[tuple[str, int, int]],
+    *,
+    at: int,
+    actor: str,
+    reason: str,
+) -> None:
+    """Add (bucket, amount, balance after) rows to the reseller's history, in the transaction of
+    the change, and drop what falls beyond its newest HISTORY_KEEP rows."""
+    if not changes:
+        return
+    await db.execute_many(
+        "INSERT INTO balance_history (account_id, at, bucket, amount, balance_after, actor, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(account_id, at, bucket, amount, after, actor, reason) for bucket, amount, after in changes],
+    )
+    await db.execute(
+        "DELETE FROM balance_history WHERE account_id = ? AND id <= (SELECT id FROM balance_history "
+        "WHERE account_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        account_id,
+        account_id,
+        HISTORY_KEEP,
+    )
+
+
+async def history(db: Executor, account_id: int, *, before: int | None, size: int) -> list[BalanceChange]:
+    """Newest first, `size + 1` rows (the extra one says an older page exists), older than the
+    id `before` when given."""
+    rows = await db.fetch_all(
+        "SELECT id, at, bucket, amount, balance_after, actor, reason FROM balance_history "
+        "WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+        account_id,
+        before if before is not None else 2**62,
+        size + 1,
+    )
+    return cast(list[BalanceChange], rows)

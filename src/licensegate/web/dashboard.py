@@ -13,6 +13,7 @@ from licensegate.web.pages import (
     account,
     apps,
     auditlog,
+    balance,
     blacklists,
     chats,
     details,
@@ -92,6 +93,7 @@ def dashboard_app() -> ASGIApp:
         *team.ROUTES,
         *chats.ROUTES,
         *logs.ROUTES,
+        *balance.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -17,14 +17,16 @@ from licensegate.domain.permissions import Area
 from licensegate.web.visit import Denied, Visit
 
 OWNER_ONLY: Literal["owner"] = "owner"  # sections only the application's owner sees
-SectionArea = Area | Literal["", "owner"]
+RESELLER_ONLY: Literal["reseller"] = "reseller"  # sections only its resellers see (their balance)
+SectionArea = Area | Literal["", "owner", "reseller"]
 
 
 @dataclass(frozen=True, slots=True)
 class Section:
     label: str
     slug: str  # the path under /dashboard/apps/<id>/ ('' for the application's home)
-    area: SectionArea  # a permission area; '' = everyone on the application; 'owner' = the owner only
+    area: SectionArea  # a permission area; '' = everyone on the application; 'owner' = the owner
+    # only; 'reseller' = its resellers only
 
 
 SECTIONS: list[Section] = [Section("Overview", "", "")]
@@ -38,6 +40,8 @@ def register(section: Section) -> None:
 def may_use(account: Account, area: SectionArea) -> bool:
     if area == "owner":
         return account.is_owner
+    if area == "reseller":
+        return account.role == "reseller"
     return account.allows(area)
 
 

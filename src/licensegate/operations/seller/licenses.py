@@ -390,7 +390,7 @@ async def add_time(call: SellerCall) -> dict[str, Any]:
     duration, a used key's grants expire later. A reseller pays for the time it adds: one unit
     of the bucket matching `time` per key lengthened (all or nothing)."""
     key = call.args.opt_text("key")
-    updated = await licenses.add_time(call.db, call.scope, call.args.number("time"), key)
+    updated = await licenses.add_time(call.db, call.scope, call.args.number("time"), key, now=call.now())
     message = "Added time to unused licenses!" if key is None else "Added time to license!"
     return {"message": message, "updated": updated}
 

@@ -240,7 +240,9 @@ async def set_balance(call: SellerCall) -> dict[str, Any]:
         for name, bucket in AMOUNTS.items()
         if (amount := call.args.opt_integer(name)) is not None
     }
-    after = await team.add_balance(call.db, call.app_id, username, deltas)
+    after = await team.add_balance(
+        call.db, call.app_id, username, deltas, actor=call.caller.actor, now=call.now()
+    )
     before = {bucket: held - deltas.get(bucket, 0) for bucket, held in after.items()}
     call.record(_target(username), before={"balance": before}, after={"balance": after})
     return {"message": "Balance Successfully Added", "username": username, "balance": after}

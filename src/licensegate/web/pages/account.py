@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from licensegate.domain import accounts, errorcodes, passkeys, secondfactor, signin, totp, websessions
 from licensegate.domain.errors import Invalid, Refusal
+from licensegate.web.balances import before_of
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.pages.signin import throttle
 from licensegate.web.visit import Visit, page
@@ -25,6 +26,8 @@ async def account_page(visit: Visit, *, error: str = "", status: int = 200) -> R
     session = visit.session
     assert session is not None
     keys = await passkeys.list_for(services.db, account.id)
+    before = before_of(visit)
+    attempts, older = await signin.history(services.db, account.id, before=before)
     if error:
         visit.flash(error, "error")
     return visit.render(
@@ -37,6 +40,10 @@ async def account_page(visit: Visit, *, error: str = "", status: int = 200) -> R
         sessions=await websessions.list_for(services.db, account.id, visit.now()),
         current_session=session.id,
         passkey_problem=passkeys_possible(visit),
+        attempts=attempts,
+        results=signin.RESULTS,
+        attempts_older=f"{ACCOUNT}?before={older}#h-signins" if older is not None else "",
+        attempts_newest=f"{ACCOUNT}#h-signins" if before is not None else "",
     )
 
 

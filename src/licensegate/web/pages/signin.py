@@ -28,6 +28,10 @@ def throttle(visit: Visit) -> signin.Throttle:
     )
 
 
+def origin(visit: Visit) -> signin.Origin:
+    return signin.Origin(visit.ip, visit.user_agent, visit.now())
+
+
 async def signin_page(visit: Visit) -> Response:
     if visit.session is not None and not visit.session.pending:
         return visit.redirect(safe_next(visit.request.query_params.get("next", "")))
@@ -59,7 +63,7 @@ async def signin_post(visit: Visit) -> Response:
             throttle(visit),
             username=username,
             password=form.get("password"),
-            ip=visit.ip,
+            origin=origin(visit),
         )
     except RateLimited as refusal:
         response = _signin_form(visit, next_=next_, username=username, error=refusal.message, status=429)
@@ -72,7 +76,7 @@ async def signin_post(visit: Visit) -> Response:
         target = f"{SECOND_FACTOR_PATH}?next={next_}" if next_ else SECOND_FACTOR_PATH
         return visit.redirect(target)
     await visit.start_session(account, pending=False)
-    await signin.signed_in(services.db, account, visit.now())
+    await signin.signed_in(services.db, account, origin(visit))
     return visit.redirect(safe_next(next_))
 
 
@@ -98,17 +102,21 @@ async def second_factor_post(visit: Visit) -> Response:
     session = visit.session
     assert session is not None
     next_ = form.get("next")
-    try:
-        await signin.count_code_attempt(services.limiter, throttle(visit), account, visit.ip)
+
+    async def verify() -> bool:
         if form.get("credential"):
             rp = relying_party(visit)
-            ok = await passkeys.authenticate(
+            return await passkeys.authenticate(
                 services.db, rp, account, session.id, form.get("credential"), visit.now()
             )
-        else:
-            ok = await secondfactor.check_code(
-                services.db, services.secrets, account.id, form.get("code")[:64], visit.now()
-            )
+        return await secondfactor.check_code(
+            services.db, services.secrets, account.id, form.get("code")[:64], visit.now()
+        )
+
+    try:
+        ok = await signin.check_second_step(
+            services.db, services.limiter, throttle(visit), account, verify, origin(visit)
+        )
     except RateLimited as refusal:
         return _second_factor_form(visit, next_=next_, error=refusal.message, status=429)
     except Refusal as refusal:
@@ -117,7 +125,7 @@ async def second_factor_post(visit: Visit) -> Response:
         return _second_factor_form(visit, next_=next_, error=signin.WRONG_CODE, status=401)
     used_recovery = bool(form.get("code")) and not form.get("code").strip().isdigit()
     await visit.start_session(account, pending=False)
-    await signin.signed_in(services.db, account, visit.now())
+    await signin.signed_in(services.db, account, origin(visit))
     if used_recovery:
         left = await secondfactor.codes_left(services.db, account.id)
         visit.flash(
@@ -200,7 +208,7 @@ async def _create_owner(visit: Visit, *, token: str | None) -> Response:
             visit, token=token or "", error=refusal.message, status=status, signup=token is None
         )
     await visit.start_session(account, pending=False)
-    await signin.signed_in(services.db, account, visit.now())
+    await signin.signed_in(services.db, account, origin(visit))
     visit.flash(f"Welcome, {account.username}. Next: turn on two-step sign-in on your account page.")
     return visit.redirect(HOME)
 

@@ -18,6 +18,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import MANAGER, MANAGER_AREAS, RESELLER, Area
 from licensegate.operations.seller.team import AMOUNTS
 from licensegate.web import seller
+from licensegate.web.balances import BUCKET_LABELS, history_context
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.pages.sellerkeys import AREA_HINTS
@@ -28,15 +29,6 @@ SLUG = "team"
 register(Section("Seller team", SLUG, AREA))
 
 ROLES = ((RESELLER, "Reseller"), (MANAGER, "Manager"))
-BUCKET_LABELS = {
-    "day": "Day",
-    "week": "Week",
-    "month": "Month",
-    "three_month": "3 months",
-    "six_month": "6 months",
-    "year": "Year",
-    "lifetime": "Lifetime",
-}
 # setbalance's parameter (the form field) of each bucket.
 AMOUNT_OF_BUCKET = {bucket: name for name, bucket in AMOUNTS.items()}
 # Where a refusal is shown: parameter names and error codes -> form fields.
@@ -184,6 +176,11 @@ async def member(
         areas=_manager_areas(),
         path=app.path(f"{SLUG}/{row['username']}"),
         back=app.path(SLUG),
+        **(
+            await history_context(visit, row["account_id"], app.path(f"{SLUG}/{row['username']}"))
+            if row["role"] == RESELLER
+            else {}
+        ),
         errors=errors or {},
         form={
             "amounts": {name: form.get(name) for name in AMOUNTS} if posted == "balance" else {},
