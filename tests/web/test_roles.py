@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 from starlette.routing import Route
 
-from licensegate.domain import licenses, permissions, subscriptions
+from licensegate.domain import licenses, permissions, subscriptions, webhooks
 from licensegate.domain.permissions import Scope
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
+from licensegate.store import webhooks as webhook_store
 from licensegate.web.dashboard import dashboard_app
 from licensegate.web.navigation import SECTIONS, SectionArea
 from tests.helpers import user_id_of
@@ -70,6 +71,10 @@ BAIT = {
     "message": "bait",
     "id": "1",
     "length": "3600",
+    "url": "http://192.0.2.1/bait",
+    "useragent": "bait-agent",
+    "webid": "bait",
+    "params": "bait=1",
 }
 TABLES = (
     "apps",
@@ -89,6 +94,8 @@ TABLES = (
     "chat_mutes",
     "client_logs",
     "tamper_logs",
+    "webhooks",
+    "webhook_deliveries",
 )
 
 
@@ -124,7 +131,7 @@ def app_routes() -> list[AppRoute]:
 
 def fill(path: str, values: dict[str, str]) -> str:
     """The route's URL with real ids of the populated application where its parameters name them
-    (app_id, sub_id, user_id, key_id, key, username, tab), else 1 or x."""
+    (app_id, sub_id, user_id, key_id, key, username, tab, webid), else 1 or x."""
 
     def one(match: re.Match[str]) -> str:
         name, _, kind = match.group(1).partition(":")
@@ -142,6 +149,17 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     await seller_op(services, shop, "addWhite", ip="192.0.2.1")
     await seller_op(services, shop, "addchannel", name="default")
     await seller_op(services, shop, "chatpost", channel="default", message="Zanzibar secret news")
+    # A webhook whose URL no check would pass now (192.0.2.1 is not public): a test call that
+    # leaked through would be refused, and noted in the delivery log all the same.
+    await webhook_store.insert(
+        services.db,
+        app_id=shop.app_id,
+        webid="hook",
+        base_url=services.secrets.seal("http://192.0.2.1/Zanzibar", webhooks.BASE_URL),
+        user_agent="licensegate",
+        authed=True,
+        now=services.clock.now(),
+    )
     now = services.clock.now()
     await log_line(services, shop.app_id, now, "hello", credential="victim", ip="192.0.2.1")
     await tamper_report(services, shop.app_id, now, "hello", credential="victim", hwid="HW-BAIT")
@@ -161,6 +179,7 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
         "key": keys[0],
         "username": "victim",
         "tab": "general",
+        "webid": "hook",
     }
 
 
@@ -182,6 +201,10 @@ async def snapshot(services: Services) -> list[Any]:
     state += [
         tuple(row.values())
         for row in await services.db.fetch_all("SELECT name, delay_seconds FROM chat_channels ORDER BY id")
+    ]
+    state += [
+        tuple(row.values())
+        for row in await services.db.fetch_all("SELECT webid, user_agent, authed FROM webhooks ORDER BY id")
     ]
     return state
 

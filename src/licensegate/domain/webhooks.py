@@ -37,6 +37,14 @@ that names neither the URL nor its host:
 | name does not resolve, connection failed, too many redirects, undecodable reply | `webhook_failed` |
 
 The server log records the webhook id, the application and the error code, never the URL.
+
+Every call made to a webhook (a client's, or the dashboard's test) is noted in the application's
+delivery log: when, which webhook, GET or POST, the target's HTTP status (none when no reply came),
+how long it took, and why it failed; of a reply with a status of 400 or above, its first
+`EXCERPT` characters. Never the URL, the client's values or a successful reply, and any part of
+the base URL that could be a secret (its query values, long path segments, its password) is
+blanked out of what is kept. The log keeps the `KEPT_DELIVERIES` most recent calls of each
+application (older ones are deleted as new ones are noted), and noting a call never fails it.
 """
 
 from __future__ import annotations
@@ -44,18 +52,21 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_from_bytes, unquote_to_bytes
+from urllib.parse import parse_qsl, quote, quote_from_bytes, unquote_to_bytes, urlsplit
 
 from licensegate import ids, outbound
 from licensegate.config import Settings
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import ErrorCode
+from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import webhooks as store
 from licensegate.store.database import Executor, UniqueViolation
+from licensegate.store.webhooks import DeliveryRow as DeliveryRow
 from licensegate.store.webhooks import WebhookRow as WebhookRow  # the rows it returns
 
 log = logging.getLogger("licensegate.webhooks")
@@ -163,6 +174,43 @@ async def get(db: Executor, box: SecretBox, app_id: int, webid: str) -> WebhookR
     if row is None:
         raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)
     return _opened(box, row)
+
+
+def masked(url: str) -> str:
+    """What the dashboard shows of a base URL until asked for all of it: its scheme, host and
+    port, and a mark where the rest (path, query: where tokens sit) is hidden."""
+    short = outbound.short_url(url)
+    if not short:
+        return "•••"
+    origin = short.split("/", 3)
+    shown = "/".join(origin[:3])
+    return f"{shown}/•••" if url.rstrip("/") != shown else shown
+
+
+async def edit(
+    settings: Settings,
+    db: Executor,
+    box: SecretBox,
+    app_id: int,
+    webid: str,
+    *,
+    base_url: str | None,
+    user_agent: str | None,
+    authed: bool | None,
+) -> tuple[WebhookRow, WebhookRow]:
+    """Change a webhook's base URL, user agent or authed flag (None: keep it), each checked as
+    `add` checks it; the webhook before and after."""
+    if base_url is None and user_agent is None and authed is None:
+        raise errorcodes.NOTHING_TO_CHANGE("Give at least one of 'baseurl', 'ua' and 'authed' to change.")
+    before = await get(db, box, app_id, webid)
+    if user_agent is not None:
+        check_user_agent(user_agent)
+    if base_url is not None:
+        await check_base_url(settings, base_url)
+    sealed = box.seal(base_url, BASE_URL) if base_url is not None else None
+    if not await store.update(db, app_id, webid, base_url=sealed, user_agent=user_agent, authed=authed):
+        raise errorcodes.WEBHOOK_NOT_FOUND(webid=webid)
+    return before, await get(db, box, app_id, webid)
 
 
 async def list_all(db: Executor, box: SecretBox, app_id: int) -> list[WebhookRow]:
@@ -302,9 +350,40 @@ def build_request(
     return WebhookRequest("GET", url, headers, None)
 
 
-async def send(settings: Settings, request: WebhookRequest, *, app_id: int, webid: str) -> WebhookResult:
-    """Make the request through the guarded outbound module; failures become 403 refusals whose
-    messages never name the URL or its host (outbound's own messages name the host)."""
+# --- making the call, and the delivery log ----------------------------------------------------
+
+KEPT_DELIVERIES = 1000  # the delivery log's entries kept per application
+EXCERPT = 200  # characters kept of a failed reply
+TEST_EXCERPT = 1000  # characters of the reply a test call shows (not kept)
+CLIENT, TEST = "client", "test"  # who made a call
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """How one call went: the reply (`result`), or the outbound failure (`failure`)."""
+
+    duration_ms: int
+    result: WebhookResult | None = None
+    failure: outbound.OutboundError | None = None
+
+    @property
+    def status(self) -> int | None:
+        return self.result.status if self.result is not None else None
+
+
+async def deliver(
+    settings: Settings,
+    db: Executor,
+    request: WebhookRequest,
+    *,
+    app_id: int,
+    webid: str,
+    base_url: str,
+    source: str,
+    now: int,
+) -> Delivery:
+    """Make the request through the guarded outbound module and note it in the delivery log."""
+    started = time.perf_counter()
     try:
         reply = await outbound.request(
             settings,
@@ -315,10 +394,134 @@ async def send(settings: Settings, request: WebhookRequest, *, app_id: int, webi
             max_bytes=settings.outbound_max_bytes,
             timeout=settings.outbound_timeout,
         )
-    except outbound.OutboundRefused as exc:
-        log.warning("webhook %r of application %d refused: %s", webid, app_id, exc.error)
+    except outbound.OutboundError as exc:
+        delivery = Delivery(_elapsed(started), failure=exc)
+    else:
+        text = reply.content.decode("utf-8", errors="replace")
+        delivery = Delivery(_elapsed(started), result=WebhookResult(reply.status, text))
+    await _note(db, app_id, webid, source, request.method, base_url, delivery, now)
+    return delivery
+
+
+def _elapsed(started: float) -> int:
+    return max(0, round((time.perf_counter() - started) * 1000))
+
+
+async def _note(
+    db: Executor,
+    app_id: int,
+    webid: str,
+    source: str,
+    method: str,
+    base_url: str,
+    delivery: Delivery,
+    now: int,
+) -> None:
+    """One insert (and the pruning of what falls out of the log); a failure here is logged and
+    never fails the call."""
+    failure, result = delivery.failure, delivery.result
+    excerpt = None
+    if result is not None and result.status >= 400:
+        excerpt = scrub(_printable(result.text[:EXCERPT]), base_url) or None
+    try:
+        await store.add_delivery(
+            db,
+            app_id,
+            webid=webid,
+            source=source,
+            method=method,
+            status=delivery.status,
+            duration_ms=delivery.duration_ms,
+            error_code=failure.error if failure is not None else None,
+            error=scrub(failure.message, base_url)[:500] if failure is not None else None,
+            excerpt=excerpt,
+            now=now,
+        )
+        await store.prune_deliveries(db, app_id, KEPT_DELIVERIES)
+    except Exception:
+        log.exception(
+            "delivery of webhook %r of application %d not noted (the call went ahead)", webid, app_id
+        )
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else " " for ch in text).strip()
+
+
+def secret_parts(url: str) -> list[str]:
+    """The parts of a base URL that may be secrets: its query values (as written and decoded),
+    its password, and path segments of 12 characters or more (Discord keeps a webhook's token
+    there), longest first."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [url]
+    found = {url, parts.query}
+    found.update(value for _name, value in parse_qsl(parts.query, keep_blank_values=True))
+    found.update(piece.partition("=")[2] for piece in parts.query.split("&"))
+    found.update(segment for segment in parts.path.split("/") if len(segment) >= 12)
+    if parts.password:
+        found.add(parts.password)
+    return sorted((item for item in found if len(item) >= 4), key=len, reverse=True)
+
+
+def scrub(text: str, base_url: str) -> str:
+    """`text` with every secret-looking part of `base_url` blanked out."""
+    for part in secret_parts(base_url):
+        text = text.replace(part, "•••")
+    return text
+
+
+async def send(
+    settings: Settings, db: Executor, request: WebhookRequest, *, app_id: int, row: WebhookRow, now: int
+) -> WebhookResult:
+    """A client's call: made, noted, and failures turned into 403 refusals whose messages never
+    name the URL or its host (outbound's own messages name the host)."""
+    webid = row["webid"]
+    delivery = await deliver(
+        settings, db, request, app_id=app_id, webid=webid, base_url=row["base_url"], source=CLIENT, now=now
+    )
+    failure = delivery.failure
+    if isinstance(failure, outbound.OutboundRefused):
+        log.warning("webhook %r of application %d refused: %s", webid, app_id, failure.error)
         raise errorcodes.WEBHOOK_REFUSED() from None
-    except outbound.OutboundFailed as exc:
-        log.warning("webhook %r of application %d failed: %s", webid, app_id, exc.error)
-        raise _FAILURES.get(exc.error, errorcodes.WEBHOOK_FAILED)() from None
-    return WebhookResult(reply.status, reply.content.decode("utf-8", errors="replace"))
+    if failure is not None:
+        log.warning("webhook %r of application %d failed: %s", webid, app_id, failure.error)
+        raise _FAILURES.get(failure.error, errorcodes.WEBHOOK_FAILED)() from None
+    assert delivery.result is not None
+    return delivery.result
+
+
+async def test(
+    settings: Settings,
+    db: Executor,
+    box: SecretBox,
+    app_id: int,
+    webid: str,
+    *,
+    params: str | None,
+    body: str | None,
+    now: int,
+) -> Delivery:
+    """The seller's test: the call a client's Webhook call with these `params` and `body` would
+    make (a GET of the base URL without them), made and noted like one."""
+    row = await get(db, box, app_id, webid)
+    request = build_request(row["base_url"], row["user_agent"], params=params, body=body, content_type=None)
+    return await deliver(
+        settings, db, request, app_id=app_id, webid=webid, base_url=row["base_url"], source=TEST, now=now
+    )
+
+
+async def browse_deliveries(
+    db: Executor, app_id: int, *, webid: str | None, failed: bool, request: PageRequest
+) -> Page:
+    rows = await store.browse_deliveries(db, app_id, webid=webid, failed=failed, request=request)
+    return finish([dict(row) for row in rows], request)
+
+
+async def count_deliveries(db: Executor, app_id: int) -> int:
+    return await store.count_deliveries(db, app_id)
+
+
+async def clear_deliveries(db: Executor, app_id: int) -> int:
+    return await store.delete_deliveries(db, app_id)

@@ -638,6 +638,27 @@ webhooks = sa.Table(
     sa.UniqueConstraint("app_id", "webid"),
 )
 
+# The delivery log: every call made to a webhook (a client's Webhook call or the dashboard's test),
+# the most recent `domain.webhooks.KEPT_DELIVERIES` per application. Never the URL, the request
+# or the reply: the webhook's id, the outcome, and an error or a short excerpt of a failed reply.
+webhook_deliveries = sa.Table(
+    "webhook_deliveries",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("webid", nullable=False),  # no foreign key: the entry outlives a deleted webhook
+    _text("source", nullable=False),  # client | test
+    _text("method", nullable=False),  # GET | POST
+    sa.Column("status", sa.Integer),  # the target's HTTP status; NULL when no reply came
+    sa.Column("duration_ms", sa.Integer, nullable=False),
+    _text("error_code"),  # outbound's code (timeout, connection_failed, ...) when it failed
+    _text("error"),  # what failed, for a person: names the host at most, never the URL
+    _text("excerpt"),  # the start of a non-2xx reply (a few hundred characters at most)
+    _time("created_at", nullable=False),
+    sa.Index(None, "app_id", "id"),
+    sa.Index(None, "app_id", "webid", "id"),
+)
+
 loader_buttons = sa.Table(
     "loader_buttons",
     metadata,

@@ -32,6 +32,7 @@ from licensegate.web.pages import (
     tokens,
     users,
     variables,
+    webhooks,
 )
 from licensegate.web.security import SecurityHeaders
 from licensegate.web.templating import STATIC
@@ -94,6 +95,7 @@ def dashboard_app() -> ASGIApp:
         *chats.ROUTES,
         *logs.ROUTES,
         *balance.ROUTES,
+        *webhooks.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

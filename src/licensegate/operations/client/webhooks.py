@@ -21,6 +21,7 @@ WEBHOOK_STATUSES = frozenset({200, 400, 401, 403})
     requires="session",
     statuses=WEBHOOK_STATUSES,
     success_code=CLIENT_WEBHOOK_SUCCESS_CODE,
+    pinned=False,  # it waits for the target: no pooled connection is held meanwhile
     params=[
         Param("webid", required=True, max_length=webhooks.MAX_WEBID, doc="the webhook's id"),
         Param(
@@ -60,7 +61,7 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     A call that cannot be made or completed is 403: `webhook_not_found`, `webhook_refused` (the
     server does not allow the target), `webhook_timeout`, `webhook_response_too_large` or
     `webhook_failed` (unreachable, too many redirects, undecodable reply); no message names the
-    webhook's URL or host."""
+    webhook's URL or host. Every call is noted in the application's webhook delivery log."""
     row = await webhooks.get(call.db, call.services.secrets, call.app.id, call.args.text("webid"))
     if row["authed"]:
         await call.require_logged_in()
@@ -71,5 +72,7 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
         body=call.args.opt_text("body"),
         content_type=call.args.opt_text("conttype"),
     )
-    result = await webhooks.send(call.services.settings, request, app_id=call.app.id, webid=row["webid"])
+    result = await webhooks.send(
+        call.services.settings, call.db, request, app_id=call.app.id, row=row, now=call.now()
+    )
     return {"message": result.message, "response": result.text}

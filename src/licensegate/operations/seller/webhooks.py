@@ -71,6 +71,112 @@ async def add(call: SellerCall) -> dict[str, Any]:
 
 
 @registry.operation(
+    "editwebhook",
+    group=GROUP,
+    summary="Edit Webhook",
+    area=AREA,
+    mutates=True,
+    params=[
+        WEBID,
+        Param(
+            "baseurl",
+            max_length=webhooks.MAX_URL,
+            secret=True,
+            doc="a new http(s) base URL (checked as `addwebhook` checks it)",
+        ),
+        Param("ua", max_length=webhooks.MAX_USER_AGENT, aliases=("us",), doc="a new User-Agent"),
+        Param("authed", "bool", max_length=5, doc="1: only a logged-in client session may call it"),
+    ],
+    returns={"message": "`Successfully edited webhook!`"},
+)
+async def edit(call: SellerCall) -> dict[str, Any]:
+    """Change a webhook's base URL, user agent or authed flag; what is not given stays (400
+    `nothing_to_change` when nothing is). The base URL is checked as `addwebhook` checks it. The
+    audit entry names the base URL's host only, never the URL."""
+    before, after = await webhooks.edit(
+        call.services.settings,
+        call.db,
+        call.services.secrets,
+        call.app_id,
+        call.args.text("webid"),
+        base_url=call.args.opt_text("baseurl"),
+        user_agent=call.args.opt_text("ua"),
+        authed=call.args.opt_flag("authed"),
+    )
+    shown_before, shown_after = webhooks.audit_view(before), webhooks.audit_view(after)
+    if before["base_url"] != after["base_url"]:
+        shown_after["url_changed"] = 1  # the host may stay the same while the URL changed
+    call.record(f"webhook:{after['webid']}", before=shown_before, after=shown_after)
+    return {"message": "Successfully edited webhook!"}
+
+
+@registry.operation(
+    "testwebhook",
+    group=GROUP,
+    summary="Test Webhook",
+    area=AREA,
+    mutates=True,  # the target acts on the call: the audit log says who made it
+    params=[
+        WEBID,
+        Param(
+            "params",
+            max_length=webhooks.MAX_PARAMS,
+            secret=True,
+            doc="query parameters to add, as a client's Webhook call sends them (`a=1&b=2`)",
+        ),
+        Param(
+            "body",
+            max_length=webhooks.MAX_BODY,
+            strip=False,
+            secret=True,
+            doc="a request body: when not empty the call is a POST with this body",
+        ),
+    ],
+    returns={
+        "status": "the target's HTTP status, or null when no reply came",
+        "duration_ms": "how long the call took, in milliseconds",
+        "error": "why the call failed (null when a reply came)",
+        "error_code": "outbound's code for the failure: `target_not_allowed`, `timeout`, "
+        "`connection_failed`, `response_too_large`, ... (null when a reply came)",
+        "response": f"the start of the reply (at most {webhooks.TEST_EXCERPT} characters)",
+    },
+)
+async def test(call: SellerCall) -> dict[str, Any]:
+    """Call a webhook now, as a client's Webhook call with these `params` and `body` would (its
+    stored user agent, the server's time and size limits, internal targets refused unless the
+    operator allows them), and say how it went. A call that fails is still a success of this
+    operation: `error` says why. The call is noted in the delivery log like a client's. The
+    target acts on it as on any call: a base URL that changes something there changes it."""
+    delivery = await webhooks.test(
+        call.services.settings,
+        call.db,
+        call.services.secrets,
+        call.app_id,
+        call.args.text("webid"),
+        params=call.args.opt_text("params"),
+        body=call.args.opt_text("body"),
+        now=call.now(),
+    )
+    failure, result = delivery.failure, delivery.result
+    call.record(
+        f"webhook:{call.args.text('webid')}",
+        after={"test": delivery.status if failure is None else failure.error},
+    )
+    if failure is not None:
+        message = f"The test call failed after {delivery.duration_ms} ms: {failure.message}"
+    else:
+        message = f"The target answered with HTTP status {delivery.status} in {delivery.duration_ms} ms."
+    return {
+        "message": message,
+        "status": delivery.status,
+        "duration_ms": delivery.duration_ms,
+        "error": failure.message if failure is not None else None,
+        "error_code": failure.error if failure is not None else None,
+        "response": result.text[: webhooks.TEST_EXCERPT] if result is not None else "",
+    }
+
+
+@registry.operation(
     "fetchallwebhooks",
     group=GROUP,
     summary="Get All Webhooks",
