@@ -72,3 +72,27 @@ async def test_web_loader_buttons(seller: Seller) -> None:
     assert (await seller.ok("delAllButtons"))["deleted"] == 1
     assert (await seller.ok("delallbuttons"))["deleted"] == 0
     assert (await seller.ok("fetchallbuttons"))["buttons"] == []
+
+
+async def test_web_loader_buttons_are_edited_and_moved(seller: Seller) -> None:
+    for value in ("a", "b", "c"):
+        await seller.ok("addbutton", value=value, text=value.upper())
+
+    async def order() -> list[str]:
+        return [b["value"] for b in (await seller.ok("fetchallbuttons"))["buttons"]]
+
+    assert (await seller.ok("movebutton", value="c", position=1))["position"] == 1
+    assert await order() == ["c", "a", "b"]
+    assert (await seller.ok("movebutton", value="c", position=99))["position"] == 3
+    assert await order() == ["a", "b", "c"]
+    await seller.ok("addbutton", value="d", text="D")
+    assert await order() == ["a", "b", "c", "d"]  # a new button goes last
+    await seller.fails("movebutton", 404, "button_not_found", value="nope", position=1)
+    await seller.fails("movebutton", 400, "number_out_of_range", value="a", position=0)
+    await seller.ok("editbutton", value="b", text="Bee")
+    await seller.ok("editbutton", value="b", text="Bee", newvalue="bee")
+    assert (await seller.ok("fetchallbuttons"))["buttons"][1] == {"text": "Bee", "value": "bee"}
+    await seller.fails("editbutton", 409, "button_exists", value="bee", text="x", newvalue="a")
+    await seller.fails("editbutton", 400, "invalid_button_value", value="bee", text="x", newvalue="a b")
+    await seller.fails("editbutton", 404, "button_not_found", value="b", text="x")
+    assert await order() == ["a", "bee", "c", "d"]

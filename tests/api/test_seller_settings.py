@@ -40,6 +40,8 @@ DEFAULT_SETTINGS = {
     "log_retention_days": 30,
     "token_validation": 0,
     "case_insensitive_usernames": 0,
+    "web_loader_download": None,
+    "customer_panel": 0,
 }
 
 
@@ -59,6 +61,7 @@ async def test_getsettings_reports_every_setting_message_and_hash(seller: Seller
     assert body["hashes"] == []
     # KeyAuth's flat fields, for existing clients.
     assert (body["enabled"], body["hwid-lock"], body["version"], body["download"]) == (True, True, "1.0", "")
+    assert body["webdownload"] == ""
 
 
 async def test_getsettings_never_shows_the_app_secret_or_the_webhook_url(
@@ -112,6 +115,8 @@ async def test_updatesettings_sets_every_setting_of_ours(seller: Seller) -> None
         authratewindow=120,
         chathistory=200,
         logretention=90,
+        webdownload="https://example.com/loader.exe",
+        customerpanel=1,
     )
     assert body["settings"] == dict(
         DEFAULT_SETTINGS,
@@ -131,8 +136,13 @@ async def test_updatesettings_sets_every_setting_of_ours(seller: Seller) -> None
         auth_rate_window=120,
         chat_history=200,
         log_retention_days=90,
+        web_loader_download="https://example.com/loader.exe",
+        customer_panel=1,
     )
     assert (await seller.ok("getsettings"))["download"] == "https://example.com/app-2.zip"
+    assert (await seller.ok("getsettings"))["webdownload"] == "https://example.com/loader.exe"
+    cleared = await seller.ok("updatesettings", clearwebdownload=1)
+    assert cleared["settings"]["web_loader_download"] is None
 
 
 RANGES = [
@@ -166,6 +176,10 @@ async def test_updatesettings_refuses_bad_values(seller: Seller) -> None:
     await seller.fails("updatesettings", 400, "parameter_too_long", ver="v" * 33)
     await seller.fails("updatesettings", 400, "invalid_setting", ver="1.0\x07")
     await seller.fails("updatesettings", 400, "invalid_url", download="ftp://example.com/a.zip")
+    await seller.fails("updatesettings", 400, "invalid_url", webdownload="javascript:alert(1)")
+    await seller.fails(
+        "updatesettings", 400, "conflicting_parameters", webdownload="https://e.com/l", clearwebdownload=1
+    )
     await seller.fails("updatesettings", 400, "invalid_url", download="example.com/a.zip")
     await seller.fails("updatesettings", 400, "invalid_url", download="https://exa mple.com/")
     await seller.fails("updatesettings", 400, "parameter_too_long", download="https://e.com/" + "a" * 2040)

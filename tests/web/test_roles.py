@@ -75,6 +75,12 @@ BAIT = {
     "useragent": "bait-agent",
     "webid": "bait",
     "params": "bait=1",
+    "value": "bait",
+    "text": "changed",
+    "button": "bait",
+    "position": "1",
+    "webdownload": "https://example.com/bait",
+    "customerpanel": "1",
 }
 TABLES = (
     "apps",
@@ -96,6 +102,7 @@ TABLES = (
     "tamper_logs",
     "webhooks",
     "webhook_deliveries",
+    "loader_buttons",
 )
 
 
@@ -160,6 +167,8 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
         authed=True,
         now=services.clock.now(),
     )
+    await seller_op(services, shop, "addbutton", value="bait", text="Zanzibar secret button")
+    await seller_op(services, shop, "addbutton", value="other", text="Another button")
     now = services.clock.now()
     await log_line(services, shop.app_id, now, "hello", credential="victim", ip="192.0.2.1")
     await tamper_report(services, shop.app_id, now, "hello", credential="victim", hwid="HW-BAIT")
@@ -188,7 +197,8 @@ async def snapshot(services: Services) -> list[Any]:
     state += [
         tuple(row.values())
         for row in await services.db.fetch_all(
-            "SELECT name, paused_at, version, enabled FROM apps ORDER BY id"
+            "SELECT name, paused_at, version, enabled, customer_panel, web_loader_download "
+            "FROM apps ORDER BY id"
         )
     ]
     state += [
@@ -205,6 +215,10 @@ async def snapshot(services: Services) -> list[Any]:
     state += [
         tuple(row.values())
         for row in await services.db.fetch_all("SELECT webid, user_agent, authed FROM webhooks ORDER BY id")
+    ]
+    state += [
+        tuple(row.values())
+        for row in await services.db.fetch_all("SELECT value, text, position FROM loader_buttons ORDER BY id")
     ]
     return state
 
@@ -304,7 +318,7 @@ async def test_an_owner_reaches_nothing_of_another_owners_application(services: 
                     answer = await dash.post(url, dict(BAIT), follow=False)
                 assert answer.status_code in (403, 404), f"{route.method} {route.path}: {answer.status_code}"
                 shown = text_of(answer.text)
-                for secret in (SECRET_NAME, "victim", "hello"):
+                for secret in (SECRET_NAME, "victim", "hello", "Zanzibar secret button"):
                     assert secret not in shown, f"{route.method} {route.path} shows {secret!r}"
     assert await snapshot(services) == before
 

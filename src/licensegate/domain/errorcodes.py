@@ -1201,3 +1201,9 @@ BUTTON_NOT_FOUND = E(
     "No button with the value '{value}' exists.",
     "The application has no web-loader button with this value.",
 )
+TOO_MANY_BUTTONS = E(
+    "too_many_buttons",
+    "conflict",
+    "This application has {maximum} buttons already; delete one first.",
+    "The application has as many web-loader buttons as it may.",
+)

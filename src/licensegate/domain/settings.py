@@ -68,6 +68,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log_retention_days", "log_retention_days", "int", 1, 3650),
     Setting("token_validation", "token_validation", "flag"),
     Setting("case_insensitive_usernames", "case_insensitive_usernames", "flag"),
+    Setting("web_loader_download", "web_loader_download", "url", maximum=MAX_URL),
+    Setting("customer_panel", "customer_panel", "flag"),
 )
 BY_COLUMN: dict[str, Setting] = {setting.column: setting for setting in SETTINGS}
 assert set(BY_COLUMN) == app_store.SETTING_COLUMNS

@@ -115,6 +115,8 @@ SETTING_COLUMNS = frozenset(
         "log_retention_days",
         "case_insensitive_usernames",
         "token_validation",
+        "web_loader_download",
+        "customer_panel",
     }
 )
 

@@ -122,6 +122,8 @@ apps = sa.Table(
     _int("log_retention_days", 30),  # client logs and tamper reports older than this are deleted
     _flag("token_validation", 0),  # init must present a valid `token` and `thash`
     _flag("case_insensitive_usernames", 0),  # usernames compare by their case fold (users.username_key)
+    _text("web_loader_download"),  # the web loader program's download link (KeyAuth's `webdownload`)
+    _flag("customer_panel", 0),  # 1: end users may sign in to the customer panel
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("account_id", "name"),
@@ -666,7 +668,31 @@ loader_buttons = sa.Table(
     _ref("apps"),
     _text("value", nullable=False),
     _text("text", nullable=False),
+    _int("position", 0),  # the customer panel's order (ties: oldest first)
     sa.UniqueConstraint("app_id", "value"),
+)
+
+# An end user signed in to the customer panel of one application. The browser holds a random
+# token (256 bits); only its SHA-256 is kept. `handoff_hash` is the SHA-256 of the one web-loader
+# token the session has issued (single use: cleared when a client login consumes it).
+panel_sessions = sa.Table(
+    "panel_sessions",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("users"),
+    _text("token_hash", nullable=False),
+    _text("ip"),
+    _text("user_agent"),
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    _time("last_seen_at", nullable=False),
+    _text("handoff_hash"),
+    _time("handoff_expires"),
+    sa.UniqueConstraint("token_hash"),
+    sa.UniqueConstraint("handoff_hash"),
+    sa.Index(None, "user_id"),
+    sa.Index(None, "expires_at"),
 )
 
 # --- protection -------------------------------------------------------------------------------

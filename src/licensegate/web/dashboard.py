@@ -20,6 +20,7 @@ from licensegate.web.pages import (
     license_actions,
     license_import,
     licenses,
+    loader,
     logs,
     overview,
     sellerkeys,
@@ -96,6 +97,7 @@ def dashboard_app() -> ASGIApp:
         *logs.ROUTES,
         *balance.ROUTES,
         *webhooks.ROUTES,
+        *loader.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -99,6 +99,19 @@ SETTING_PARAMS: tuple[tuple[Param, str], ...] = (
         "log_retention_days",
         "days client logs and tamper reports are kept; older ones are deleted in the background",
     ),
+    (
+        Param(
+            "webdownload",
+            max_length=settings.MAX_URL,
+            doc="web loader: where the customer panel sends end users for the loader (http/https URL)",
+        ),
+        "web_loader_download",
+    ),
+    _flag(
+        "customerpanel",
+        "customer_panel",
+        "1: end users may sign in to the customer panel (`/panel/<application id>/`)",
+    ),
 )
 MESSAGE_PARAMS = tuple(
     Param(
@@ -112,13 +125,14 @@ MESSAGE_PARAMS = tuple(
 CLEAR_PARAMS = (
     Param("clearwebhook", "bool", max_length=5, doc="1: remove the log forwarding URL"),
     Param("cleardownload", "bool", max_length=5, doc="1: remove the download link"),
+    Param("clearwebdownload", "bool", max_length=5, doc="1: remove the web loader's download link"),
 )
 SETTINGS_FIELDS = (
     "{version, download_link, enabled, paused, paused_at, hwid_lock, force_hwid, min_hwid_length, "
     "max_hwids, hwid_reset_cooldown, session_seconds, min_username_length, hash_check, seller_log, "
     "log_webhook (set | unset), tamper_action, client_rate_limit, client_rate_window, "
     "auth_rate_limit, auth_rate_window, chat_history, log_retention_days, token_validation, "
-    "case_insensitive_usernames}; flags are 0/1"
+    "case_insensitive_usernames, web_loader_download, customer_panel}; flags are 0/1"
 )
 
 
@@ -135,6 +149,7 @@ SETTINGS_FIELDS = (
         "hwid-lock": "boolean (KeyAuth's flat field)",
         "version": "string (KeyAuth's flat field)",
         "download": "download link or empty string (KeyAuth's flat field)",
+        "webdownload": "the web loader's download link or empty string (KeyAuth's flat field)",
     },
 )
 async def get_settings(call: SellerCall) -> dict[str, Any]:
@@ -151,6 +166,7 @@ async def get_settings(call: SellerCall) -> dict[str, Any]:
         "hwid-lock": bool(row["hwid_lock"]),
         "version": row["version"],
         "download": row["download_link"] or "",
+        "webdownload": row["web_loader_download"] or "",
     }
 
 
@@ -165,8 +181,8 @@ async def get_settings(call: SellerCall) -> dict[str, Any]:
 )
 async def update_settings(call: SellerCall) -> dict[str, Any]:
     """Change the settings given; the others keep their values (an empty parameter counts as
-    not given, so `clearwebhook=1` / `cleardownload=1` remove a URL). The message parameters are
-    KeyAuth's; `setmessage` changes any client message by its own name."""
+    not given, so `clearwebhook=1` / `cleardownload=1` / `clearwebdownload=1` remove a URL). The
+    message parameters are KeyAuth's; `setmessage` changes any client message by its own name."""
     args = call.args
     given = args.as_dict()
     values = {column: given[param.name] for param, column in SETTING_PARAMS if param.name in args}
@@ -180,6 +196,7 @@ async def update_settings(call: SellerCall) -> dict[str, Any]:
     for flag, column, url_param in (
         ("clearwebhook", "log_webhook_url", "webhook"),
         ("cleardownload", "download_link", "download"),
+        ("clearwebdownload", "web_loader_download", "webdownload"),
     ):
         if args.flag(flag):
             if url_param in args:

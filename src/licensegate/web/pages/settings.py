@@ -55,6 +55,8 @@ LABELS = {
     "authratelimit": "Login attempts per window",
     "authratewindow": "Login rate window (seconds)",
     "chathistory": "Chat messages kept per channel",
+    "webdownload": "Web loader download link",
+    "customerpanel": "Customer panel",
 }
 HINTS = {"enabled": "Unticked, the client API refuses every call of the application."}
 CHOICE_LABELS = {"log": "Log it", "ban": "Log it and ban the user"}
@@ -72,8 +74,18 @@ TABS = (
     Tab(
         "general",
         "General",
-        ("enabled", "ver", "download", "webhook", "sellerlogs", "logretention", "tamperaction"),
-        ("cleardownload", "clearwebhook"),
+        (
+            "enabled",
+            "ver",
+            "download",
+            "webhook",
+            "sellerlogs",
+            "logretention",
+            "tamperaction",
+            "customerpanel",
+            "webdownload",
+        ),
+        ("cleardownload", "clearwebhook", "clearwebdownload"),
     ),
     Tab("devices", "Devices (HWID)", ("hwidcheck", "forcehwid", "minhwid", "maxhwids", "hwidcooldown")),
     Tab(
@@ -156,9 +168,11 @@ def _field(param: Param, current: Any, submitted: dict[str, str] | None) -> Fiel
 
 def _clear_field(name: str, submitted: dict[str, str] | None) -> Field:
     assert name in CLEARS
-    label = {"cleardownload": "Remove the download link", "clearwebhook": "Remove the log forwarding URL"}[
-        name
-    ]
+    label = {
+        "cleardownload": "Remove the download link",
+        "clearwebhook": "Remove the log forwarding URL",
+        "clearwebdownload": "Remove the web loader download link",
+    }[name]
     checked = submitted is not None and name in submitted
     return Field(name, label, "", "checkbox", checked, {}, [])
 
