@@ -55,7 +55,7 @@ LABELS = {
     "authratelimit": "Login attempts per window",
     "authratewindow": "Login rate window (seconds)",
     "chathistory": "Chat messages kept per channel",
-    "webdownload": "Web loader download link",
+    "webdownload": "Web loader download (URL)",
     "customerpanel": "Customer panel",
 }
 HINTS = {"enabled": "Unticked, the client API refuses every call of the application."}
