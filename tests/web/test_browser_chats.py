@@ -27,10 +27,12 @@ def client_call(http: httpx.Client, session: dict[str, str], type_: str, **param
     return body
 
 
-def program_of(server: LiveServer, http: httpx.Client, ownerid: str, sellerkey: str) -> dict[str, str]:
-    """A program's session, registered and logged in as kim."""
+def program_of(
+    server: LiveServer, http: httpx.Client, ownerid: str, sellerkey: str, name: str = "Chat Shop"
+) -> dict[str, str]:
+    """A program's session of the application `name`, registered and logged in as kim."""
     key = seller_call(server, sellerkey, "add", expiry="30").json()["key"]
-    base = {"ownerid": ownerid, "name": "Chat Shop"}
+    base = {"ownerid": ownerid, "name": name}
     init = client_call(http, base, "init")
     session = {**base, "sessionid": init["sessionid"]}
     registered = client_call(http, session, "register", username="kim", key=key, hwid=HWID, **{"pass": "pw1"})
