@@ -326,6 +326,32 @@ async def test_editfile_with_a_url_replaces_the_content(
     assert await blobs(services) == [sha(b"version 2!")]
 
 
+async def test_editfile_with_an_upload_replaces_the_content_under_the_same_id(
+    seller: Seller, web: LocalServer, services: Services
+) -> None:
+    web.reply("/v1/app.exe", b"version 1")
+    made = (await seller.ok("upload", url=web.url("/v1/app.exe")))["id"]
+
+    async def edit(content: bytes, **fields: str) -> httpx.Response:
+        return await seller.http.post(
+            SELLER_PATH,
+            params={"sellerkey": seller.key, "type": "editfile", "id": made},
+            data=fields,
+            files={"file": ("local.exe", content, "application/octet-stream")},
+        )
+
+    replaced = await edit(b"version 2, uploaded")
+    assert replaced.status_code == 200, replaced.text
+    body = replaced.json()["file"]
+    assert (body["id"], body["name"], body["size"], body["url"]) == (made, "app.exe", 19, None)
+    _, content = await read_all(services, seller.app_id, made)
+    assert content == b"version 2, uploaded"
+    assert await blobs(services) == [sha(b"version 2, uploaded")]
+    both = await edit(b"x", url=web.url("/v1/app.exe"))
+    assert (both.status_code, both.json()["error"]) == (400, "file_and_url")
+    assert await blobs(services) == [sha(b"version 2, uploaded")]
+
+
 async def test_editfile_failures(seller: Seller, web: LocalServer) -> None:
     made = await upload_ok(seller, b"keep me", "a.bin")
     await seller.fails("editfile", 404, "file_not_found", id="00000000", name="x")

@@ -163,6 +163,18 @@ async def seller_op(services: Services, shop: Shop, operation: str, **params: st
     return await invoke(services, Caller(identity, via="test"), operation, params)
 
 
+async def seller_upload(services: Services, shop: Shop, filename: str, content: bytes) -> dict[str, Any]:
+    """Upload a file as the shop's owner (the seller operation `upload`)."""
+    import io
+
+    from licensegate.domain.permissions import identity_of_account
+    from licensegate.operations.seller import Caller, Upload, invoke
+
+    identity = await identity_of_account(services.db, shop.app_id, shop.owner.id)
+    sent = {"file": Upload(filename, io.BytesIO(content))}
+    return await invoke(services, Caller(identity, via="test"), "upload", {}, uploads=sent)
+
+
 async def give_balance(services: Services, shop: Shop, username: str, **buckets: int) -> int:
     """Add to a reseller's balance (a fresh reseller holds none); the reseller's account id."""
     from licensegate.domain import team

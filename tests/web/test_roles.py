@@ -27,7 +27,17 @@ from licensegate.store import webhooks as webhook_store
 from licensegate.web.dashboard import dashboard_app
 from licensegate.web.navigation import SECTIONS, SectionArea
 from tests.helpers import user_id_of
-from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, seller_op, text_of
+from tests.web.pages import (
+    Dashboard,
+    Shop,
+    browser,
+    make_keys,
+    make_member,
+    make_shop,
+    seller_op,
+    seller_upload,
+    text_of,
+)
 from tests.web.test_logs import log_line, tamper_report
 
 pytestmark = pytest.mark.anyio
@@ -81,6 +91,7 @@ BAIT = {
     "position": "1",
     "webdownload": "https://example.com/bait",
     "customerpanel": "1",
+    "authed": "0",
 }
 TABLES = (
     "apps",
@@ -103,6 +114,7 @@ TABLES = (
     "webhooks",
     "webhook_deliveries",
     "loader_buttons",
+    "files",
 )
 
 
@@ -169,6 +181,7 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
     )
     await seller_op(services, shop, "addbutton", value="bait", text="Zanzibar secret button")
     await seller_op(services, shop, "addbutton", value="other", text="Another button")
+    uploaded = await seller_upload(services, shop, "Zanzibar build.exe", b"secret build")
     now = services.clock.now()
     await log_line(services, shop.app_id, now, "hello", credential="victim", ip="192.0.2.1")
     await tamper_report(services, shop.app_id, now, "hello", credential="victim", hwid="HW-BAIT")
@@ -189,6 +202,7 @@ async def populate(services: Services) -> tuple[Shop, dict[str, str]]:
         "username": "victim",
         "tab": "general",
         "webid": "hook",
+        "file_id": uploaded["id"],
     }
 
 
@@ -219,6 +233,12 @@ async def snapshot(services: Services) -> list[Any]:
     state += [
         tuple(row.values())
         for row in await services.db.fetch_all("SELECT value, text, position FROM loader_buttons ORDER BY id")
+    ]
+    state += [
+        tuple(row.values())
+        for row in await services.db.fetch_all(
+            "SELECT file_id, name, authed, url, storage_key FROM files ORDER BY id"
+        )
     ]
     return state
 

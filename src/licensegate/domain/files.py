@@ -25,6 +25,7 @@ from licensegate.domain.filestore import FileStore
 from licensegate.store import files as store
 from licensegate.store.database import Database, Executor, UniqueViolation
 from licensegate.store.files import FileRow as FileRow  # the rows it returns
+from licensegate.store.paging import Page, PageRequest, finish
 
 MAX_NAME = 64
 FILE_ID_DIGITS = 8
@@ -52,7 +53,7 @@ def audit_view(row: FileRow | Added) -> dict[str, Any]:
         name, size, authed, url = row.name, row.size, row.authed, row.url
     else:
         name, size, authed, url = row["name"], row["size"], bool(row["authed"]), row["url"]
-    return {"name": name, "size": size, "authed": 1 if authed else 0, "url_host": _host(url)}
+    return {"name": name, "size": size, "authed": 1 if authed else 0, "url_host": url_host(url)}
 
 
 def check_name(name: str) -> str:
@@ -80,11 +81,12 @@ def _limit_text(max_bytes: int) -> str:
     return f"{mib:g} MiB" if mib >= 1 else f"{max_bytes} bytes"
 
 
-def _too_large(max_bytes: int) -> Refusal:
+def too_large(max_bytes: int) -> Refusal:
     return errorcodes.FILE_TOO_LARGE(limit=_limit_text(max_bytes))
 
 
-def _host(url: str | None) -> str | None:
+def url_host(url: str | None) -> str | None:
+    """The host of a URL (what the dashboard and the audit log show of a file's source)."""
     if not url:
         return None
     try:
@@ -103,6 +105,21 @@ async def get(db: Executor, app_id: int, file_id: str) -> FileRow:
 async def list_page(db: Executor, app_id: int, *, limit: int, offset: int) -> tuple[list[FileRow], int]:
     rows = await store.page(db, app_id, limit=limit, offset=offset)
     return rows, await store.count(db, app_id)
+
+
+async def browse(db: Executor, app_id: int, *, name: str | None, request: PageRequest) -> Page:
+    """One keyset page of the application's files (the dashboard's list), by name when set."""
+    rows = await store.browse(db, app_id, name=name, request=request)
+    return finish([dict(row) for row in rows], request)
+
+
+async def count(db: Executor, app_id: int) -> int:
+    return await store.count(db, app_id)
+
+
+async def count_larger(db: Executor, app_id: int, size: int) -> int:
+    """How many files are larger than `size` bytes (those the client API will not send)."""
+    return await store.count_larger(db, app_id, size)
 
 
 # --- adding ----------------------------------------------------------------------------------
@@ -125,7 +142,7 @@ async def add_upload(
     try:
         staged = await content.stage_file(source, settings.max_upload_bytes)
     except filestore.TooLarge as exc:
-        raise _too_large(settings.max_upload_bytes) from exc
+        raise too_large(settings.max_upload_bytes) from exc
     return await _add(content, db, app_id, staged, final_name, None, authed, now)
 
 
@@ -158,14 +175,14 @@ async def _fetch(settings: Settings, content: FileStore, url: str, limit: int) -
             reply = await outbound.request(settings, "GET", url, max_bytes=limit, sink=spool)
         except outbound.OutboundError as exc:
             if exc.error == "response_too_large":
-                raise _too_large(limit) from exc
+                raise too_large(limit) from exc
             raise errorcodes.by_code(exc.error)(f"The file cannot be fetched: {exc.message}") from exc
         if not reply.ok:
             raise errorcodes.URL_FETCH_FAILED(status=reply.status)
         try:
             return await content.stage_file(spool, limit)
         except filestore.TooLarge as exc:
-            raise _too_large(limit) from exc
+            raise too_large(limit) from exc
 
 
 async def _add(
@@ -223,15 +240,26 @@ async def edit(
     authed: bool | None,
     url: str | None,
     now: int,
+    source: BinaryIO | None = None,
 ) -> tuple[FileRow, FileRow]:
-    """Rename, change `authed`, and/or point the file at a new URL (fetched now; its content
-    replaces the stored one). Returns the row before and after."""
-    if name is None and authed is None and url is None:
+    """Rename, change `authed`, and/or replace the content: from a new URL (fetched now, and
+    kept with the file) or from an upload `source` (the file then has no URL). The id stays, so
+    programs keep asking for the same file. Returns the row before and after."""
+    if name is None and authed is None and url is None and source is None:
         raise errorcodes.NOTHING_TO_CHANGE()
+    if url is not None and source is not None:
+        raise errorcodes.FILE_AND_URL()
     if name is not None:
         check_name(name)
     await get(db, app_id, file_id)  # an unknown id is refused before anything is fetched
-    staged = await _fetch(settings, content, url, settings.max_upload_bytes) if url is not None else None
+    staged: filestore.Staged | None = None
+    if url is not None:
+        staged = await _fetch(settings, content, url, settings.max_upload_bytes)
+    elif source is not None:
+        try:
+            staged = await content.stage_file(source, settings.max_upload_bytes)
+        except filestore.TooLarge as exc:
+            raise too_large(settings.max_upload_bytes) from exc
     committed = False
     try:
         if staged is not None:
@@ -308,7 +336,7 @@ async def read_content(
     rules) and stored again."""
     row = await get(db, app_id, file_id)
     if max_bytes is not None and int(row["size"] or 0) > max_bytes:
-        raise _too_large(max_bytes)
+        raise too_large(max_bytes)
     key = row["storage_key"]
     if key and (await content.exists(key) or not row["url"]):
         return row, content.chunks(key)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.paging import PageRequest, escape_like, keyset
 
 _COLUMNS = "id, file_id, name, url, storage_key, size, authed, created_at, updated_at"
+_SORTS = {"created": "id", "name": "name", "size": "size"}  # the list's sorts -> columns
 
 
 class FileRow(TypedDict):
@@ -72,6 +74,33 @@ async def page(db: Executor, app_id: int, *, limit: int, offset: int) -> list[Fi
         offset,
     )
     return cast("list[FileRow]", rows)
+
+
+async def browse(db: Executor, app_id: int, *, name: str | None, request: PageRequest) -> list[FileRow]:
+    """One keyset page of the application's files (`request.size + 1` rows, see
+    `paging.finish`) in the order they were added, by name or by size, those whose name holds
+    `name` (any case) when it is set. An application has few files: no index is needed."""
+    where, args = "app_id = ?", list[Any]([app_id])
+    if name is not None:
+        like = "ILIKE" if db.dialect == "postgresql" else "LIKE"
+        where += f" AND name {like} ? ESCAPE '\\'"
+        args.append(f"%{escape_like(name)}%")
+    after, after_args, order = keyset(_SORTS[request.sort], request)
+    rows = await db.fetch_all(
+        f"SELECT {_COLUMNS} FROM files WHERE {where}{after} {order} LIMIT ?",
+        *args,
+        *after_args,
+        request.size + 1,
+    )
+    return cast("list[FileRow]", rows)
+
+
+async def count_larger(db: Executor, app_id: int, size: int) -> int:
+    """How many of the application's files are larger than `size` bytes."""
+    total: int = await db.fetch_value(
+        "SELECT COUNT(*) FROM files WHERE app_id = ? AND size > ?", app_id, size
+    )
+    return total
 
 
 async def update_details(

@@ -17,6 +17,7 @@ from licensegate.web.pages import (
     blacklists,
     chats,
     details,
+    files,
     license_actions,
     license_import,
     licenses,
@@ -98,6 +99,7 @@ def dashboard_app() -> ASGIApp:
         *balance.ROUTES,
         *webhooks.ROUTES,
         *loader.ROUTES,
+        *files.ROUTES,
     ]
     return SecurityHeaders(Router(routes=routes, default=not_found))
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 from starlette.datastructures import UploadFile
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from licensegate.bodies import content_type_of, read_body
+from licensegate.bodies import content_type_of, incomplete_body, read_body
 from licensegate.domain import errorcodes
 
 MAX_FORM_BYTES = 256 * 1024  # a bulk form can carry a few thousand checked ids
 MAX_FIELDS = 5000
+MAX_UPLOAD_FIELD = 64 * 1024  # a text field of an upload form (its name, a flag, the token)
 
 
 class Form:
@@ -65,6 +66,35 @@ async def read_multipart(request: Request, limit: int) -> Form:
         parsed = await request.form(max_files=1, max_fields=MAX_FIELDS, max_part_size=limit)
     except Exception as exc:  # python-multipart's errors for malformed or oversized parts
         raise errorcodes.INVALID_FORM("The form could not be read (too large or malformed).") from exc
+    fields: dict[str, list[str]] = {}
+    files: dict[str, UploadFile] = {}
+    for name, value in parsed.multi_items():
+        if isinstance(value, UploadFile):
+            files[name] = value
+        else:
+            fields.setdefault(name, []).append(value)
+    return Form(fields, files)
+
+
+async def read_upload(request: Request, limit: int) -> Form:
+    """A form that carries a large file: its body must declare its length (browsers always do),
+    and a length over `limit` is refused before a byte is read. The file is spooled to disk by
+    the parser; its text fields stay small. The caller closes `form.files`."""
+    declared = request.headers.get("content-length")
+    if declared is None or not (declared.isascii() and declared.isdigit()):
+        raise errorcodes.LENGTH_REQUIRED()
+    if int(declared) > limit:
+        raise errorcodes.REQUEST_TOO_LARGE(what="upload", max_bytes=limit)
+    if content_type_of(request) != "multipart/form-data":
+        return await read_form(request, min(limit, MAX_FORM_BYTES))
+    try:
+        parsed = await request.form(max_files=1, max_fields=100, max_part_size=MAX_UPLOAD_FIELD)
+    except ClientDisconnect as exc:
+        raise incomplete_body() from exc
+    except Exception as exc:  # python-multipart's errors for malformed parts, several files
+        raise errorcodes.INVALID_FORM(
+            "The form could not be read (malformed, or more than one file)."
+        ) from exc
     fields: dict[str, list[str]] = {}
     files: dict[str, UploadFile] = {}
     for name, value in parsed.multi_items():

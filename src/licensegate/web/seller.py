@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from licensegate.domain import permissions
 from licensegate.domain.errors import Refusal
-from licensegate.operations.seller import Caller, invoke
+from licensegate.operations.seller import Caller, Upload, invoke
 from licensegate.web.navigation import AppPage
 from licensegate.web.visit import Visit
 
@@ -28,10 +28,18 @@ async def caller(visit: Visit, app: AppPage) -> Caller:
     return Caller(identity, ip=visit.ip, via=VIA)
 
 
-async def run(visit: Visit, app: AppPage, operation: str, params: Mapping[str, str]) -> dict[str, Any]:
-    """Run the seller operation `operation` on `app` as the signed-in account; a refusal raises
-    the domain's `Refusal` (the page decides where to show it)."""
-    return await invoke(visit.services, await caller(visit, app), operation, params)
+async def run(
+    visit: Visit,
+    app: AppPage,
+    operation: str,
+    params: Mapping[str, str],
+    *,
+    uploads: Mapping[str, Upload] | None = None,
+) -> dict[str, Any]:
+    """Run the seller operation `operation` on `app` as the signed-in account (with `uploads`:
+    the files an upload form sent); a refusal raises the domain's `Refusal` (the page decides
+    where to show it)."""
+    return await invoke(visit.services, await caller(visit, app), operation, params, uploads=uploads)
 
 
 class Steps:

@@ -59,6 +59,25 @@ def number(value: int) -> str:
     return f"{value:,}"
 
 
+SIZE_UNITS = ("KiB", "MiB", "GiB", "TiB")
+
+
+def size(value: int | None) -> str:
+    """A size in bytes as people read it: '512 bytes', '1.5 MiB' (binary units, one decimal
+    below 10 of a unit, so '9.9 MiB' and '10 MiB' but never '10.0 MiB')."""
+    if value is None:
+        return "—"
+    if value < 1024:
+        return f"{value:,} byte{'' if value == 1 else 's'}"
+    amount = float(value)
+    for unit in SIZE_UNITS:
+        amount /= 1024
+        if amount < 1024 or unit == SIZE_UNITS[-1]:
+            shown = f"{amount:.1f}" if amount < 10 else f"{amount:,.0f}"
+            return f"{shown.removesuffix('.0')} {unit}"
+    raise AssertionError("unreachable")
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -69,7 +88,7 @@ def _environment() -> Environment:
         auto_reload=False,
     )
     env.globals.update(static=static)
-    env.filters.update(when=when, iso=iso, duration=duration, number=number)
+    env.filters.update(when=when, iso=iso, duration=duration, number=number, size=size)
     return env
 
 

@@ -36,7 +36,7 @@ from licensegate.domain.websessions import Timeouts, WebSession
 from licensegate.operations.declarations import STATUS_OF_KIND
 from licensegate.services import Services
 from licensegate.web import security
-from licensegate.web.forms import Form, read_form
+from licensegate.web.forms import Form, read_form, read_upload
 from licensegate.web.templating import render_template
 
 log = logging.getLogger("licensegate.web")
@@ -61,6 +61,10 @@ class Denied(Exception):
     def __init__(self, message: str = "Your account does not have access to this page.") -> None:
         super().__init__(message)
         self.message = message
+
+
+class FormRefused(Exception):
+    """The post did not come from our own form (another site, or an expired token)."""
 
 
 @dataclass
@@ -125,6 +129,18 @@ class Visit:
     @property
     def csrf(self) -> str:
         return security.csrf_token(self.csrf_seed)
+
+    async def read_upload(self, limit: int) -> Form:
+        """The form of an upload route (declared `page(..., upload=True)`), read once the handler
+        has checked who may post it, so an upload nobody may make is refused before it is read.
+        A body over `limit` bytes is refused (`request_too_large`) unread; a form that is not
+        ours raises FormRefused (the 403 page), like any other post."""
+        if not security.same_origin(self.request, self.services.settings.public_url):
+            raise FormRefused
+        self.form = await read_upload(self.request, limit)
+        if not _csrf_ok(self):
+            raise FormRefused
+        return self.form
 
     def flash(self, text: str, level: str = "success") -> None:
         """A message shown once, on the next page this browser sees (after a redirect)."""
@@ -243,14 +259,19 @@ def _csrf_ok(visit: Visit) -> bool:
     return security.csrf_matches(visit.token or visit.cookie(PRESESSION_COOKIE), presented)
 
 
-def page(handler: Handler, access: Access = Access.SIGNED_IN) -> Callable[[Request], Awaitable[Response]]:
-    """The Starlette endpoint for a dashboard page handler."""
+def page(
+    handler: Handler, access: Access = Access.SIGNED_IN, *, upload: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
+    """The Starlette endpoint for a dashboard page handler. With `upload`, a post's body is not
+    read before the handler runs: the handler calls `visit.read_upload` with its own limit."""
 
     async def endpoint(request: Request) -> Response:
         services: Services = request.app.state.services
         visit = Visit(request, services)
         try:
-            return await _run(visit, handler, access)
+            return await _run(visit, handler, access, upload)
+        except FormRefused:
+            return _form_refused(visit)
         except Refusal as refusal:
             status = STATUS_OF_KIND.get(refusal.kind, 400)
             response = error_page(visit, status, _TITLES.get(status, "Refused"), refusal.message)
@@ -274,7 +295,16 @@ def page(handler: Handler, access: Access = Access.SIGNED_IN) -> Callable[[Reque
 _TITLES = {400: "Not accepted", 401: "Not signed in", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
 
 
-async def _run(visit: Visit, handler: Handler, access: Access) -> Response:
+def _form_refused(visit: Visit) -> Response:
+    return error_page(
+        visit,
+        403,
+        "Form refused",
+        "This form expired or was sent from another site. Go back, reload the page and try again.",
+    )
+
+
+async def _run(visit: Visit, handler: Handler, access: Access, upload: bool = False) -> Response:
     request = visit.request
     visit.presession = visit.cookie(PRESESSION_COOKIE)
     token = visit.cookie(SESSION_COOKIE)
@@ -291,13 +321,8 @@ async def _run(visit: Visit, handler: Handler, access: Access) -> Response:
         return _signin_redirect(visit)
     if access is Access.PENDING and (session is None or not session.pending):
         return visit.redirect(HOME if session is not None else SIGNIN_PATH)
-    if request.method not in ("GET", "HEAD"):
+    if request.method not in ("GET", "HEAD") and not upload:
         visit.form = await read_form(request)
         if not _csrf_ok(visit):
-            return error_page(
-                visit,
-                403,
-                "Form refused",
-                "This form expired or was sent from another site. Go back, reload the page and try again.",
-            )
+            return _form_refused(visit)
     return await handler(visit)

@@ -145,6 +145,7 @@ async def fetch_one(call: SellerCall) -> dict[str, Any]:
     summary="Edit File",
     area=AREA,
     mutates=True,
+    uploads=("file",),
     params=[
         FILE_ID,
         NAME,
@@ -154,8 +155,12 @@ async def fetch_one(call: SellerCall) -> dict[str, Any]:
     returns={"file": FILE_FIELDS + ", as changed"},
 )
 async def edit(call: SellerCall) -> dict[str, Any]:
-    """Rename a file, change its `authed` flag, and/or give it a new `url`: the URL is fetched
-    now and its content replaces the stored one. At least one of them must be given."""
+    """Rename a file, change its `authed` flag, and/or replace its content, keeping its id: give
+    a new `url` (fetched now; the URL is kept with the file), or upload the new content as the
+    multipart/form-data field `file` (with `sellerkey` in the query string, as for Add File; the
+    file then has no URL). At least one change must be given; a file and a URL together: 400
+    `file_and_url`; larger than the upload limit: 400 `file_too_large`."""
+    sent = call.uploads.get("file")
     before, after = await files.edit(
         call.services.settings,
         call.services.files,
@@ -166,6 +171,7 @@ async def edit(call: SellerCall) -> dict[str, Any]:
         authed=call.args.opt_flag("authed"),
         url=call.args.opt_text("url"),
         now=call.now(),
+        source=sent.file if sent is not None else None,
     )
     call.record(f"file:{after['file_id']}", before=files.audit_view(before), after=files.audit_view(after))
     return {"message": "Successfully edited file!", "file": file_entry(after)}

@@ -290,6 +290,185 @@
     });
   }
 
+  // Uploads (form[data-upload]): sent with XMLHttpRequest so that a <progress> shows how much of
+  // the file has gone; the answer (the page the server redirects to, or the form with its error)
+  // replaces the page's main part, as htmx does for the other forms. Without script the form
+  // posts as usual. A file over the server's limit is refused here, before a byte is sent.
+  function sizeText(bytes) {
+    if (bytes < 1024) {
+      return bytes.toLocaleString() + (bytes === 1 ? " byte" : " bytes");
+    }
+    var units = ["KiB", "MiB", "GiB", "TiB"];
+    var amount = bytes;
+    var unit = units[0];
+    for (var i = 0; i < units.length; i++) {
+      amount /= 1024;
+      unit = units[i];
+      if (amount < 1024) {
+        break;
+      }
+    }
+    var shown = amount < 10 ? amount.toFixed(1).replace(/\.0$/, "") : Math.round(amount).toLocaleString();
+    return shown + " " + unit;
+  }
+
+  // The error under a field, as the server renders it (components.html, `field`); "" removes it.
+  function fieldError(input, text) {
+    var box = input.closest(".field");
+    var id = input.id + "-error";
+    var old = document.getElementById(id);
+    if (old) {
+      old.remove();
+    }
+    var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (part) {
+      return part && part !== id;
+    });
+    if (!text) {
+      box.classList.remove("invalid");
+      input.removeAttribute("aria-invalid");
+    } else {
+      var p = document.createElement("p");
+      p.className = "error";
+      p.id = id;
+      p.textContent = text;
+      box.appendChild(p);
+      box.classList.add("invalid");
+      input.setAttribute("aria-invalid", "true");
+      described.push(id);
+    }
+    if (described.length) {
+      input.setAttribute("aria-describedby", described.join(" "));
+    } else {
+      input.removeAttribute("aria-describedby");
+    }
+  }
+
+  function swapMain(doc) {
+    var fresh = doc && doc.getElementById ? doc.getElementById("main") : null;
+    var main = document.getElementById("main");
+    if (!fresh || !main) {
+      return null;
+    }
+    fresh = document.importNode(fresh, true);
+    // The status region is filled after it is in the page, so that screen readers announce it.
+    var region = fresh.querySelector("#flash");
+    var said = region ? Array.prototype.slice.call(region.childNodes) : [];
+    if (region) {
+      region.replaceChildren();
+    }
+    main.replaceWith(fresh);
+    if (doc.title) {
+      document.title = doc.title;
+    }
+    if (window.htmx) {
+      window.htmx.process(fresh);
+    }
+    init(fresh);
+    if (region) {
+      setTimeout(function () { region.replaceChildren.apply(region, said); }, 50);
+    }
+    return fresh;
+  }
+
+  function uploadWithProgress(form) {
+    var input = form.querySelector('input[type="file"]');
+    var file = input && input.files ? input.files[0] : null;
+    if (!file) {
+      return false; // the browser's own check of `required` (or the server) says so
+    }
+    var max = parseInt(form.getAttribute("data-max-bytes"), 10);
+    if (max >= 0 && file.size > max) {
+      fieldError(input, "The file is larger than the limit of " + form.getAttribute("data-max-text") +
+        " (it has " + sizeText(file.size) + ").");
+      input.focus();
+      return true;
+    }
+    fieldError(input, "");
+    var box = form.querySelector("[data-upload-progress]");
+    var bar = box.querySelector("progress");
+    var said = box.querySelector(".upload-said");
+    var cancel = box.querySelector("[data-upload-cancel]");
+    var submit = form.querySelector('button[type="submit"]');
+    var action = form.getAttribute("action");
+    var xhr = new XMLHttpRequest();
+    function stopped(text, level) {
+      box.hidden = true;
+      submit.disabled = false;
+      announce(text, level);
+    }
+    bar.max = Math.max(file.size, 1);
+    bar.value = 0;
+    said.textContent = "Sending " + file.name + "…";
+    cancel.hidden = false;
+    box.hidden = false;
+    submit.disabled = true;
+    xhr.upload.addEventListener("progress", function (event) {
+      if (event.lengthComputable && event.total > 0) {
+        bar.max = event.total;
+        bar.value = event.loaded;
+        said.textContent = Math.floor((100 * event.loaded) / event.total) + "% sent (" +
+          sizeText(event.loaded) + " of " + sizeText(event.total) + ")";
+      }
+    });
+    xhr.upload.addEventListener("load", function () {
+      bar.value = bar.max;
+      cancel.hidden = true;
+      said.textContent = "100% sent; the server is storing the file…";
+    });
+    cancel.onclick = function () { xhr.abort(); };
+    xhr.addEventListener("abort", function () {
+      stopped("The upload was cancelled; nothing was changed.", "warning");
+    });
+    xhr.addEventListener("error", function () {
+      stopped("The upload failed: the connection to the server was lost.", "error");
+    });
+    xhr.addEventListener("load", function () {
+      var fresh = swapMain(xhr.response);
+      if (!fresh) {
+        stopped("The upload failed: the server answered " + xhr.status + ".", "error");
+        return;
+      }
+      var invalid = fresh.querySelector('[aria-invalid="true"]');
+      if (invalid) {
+        invalid.focus();
+        return;
+      }
+      if (xhr.responseURL && xhr.responseURL !== window.location.href) {
+        window.history.replaceState(null, "", xhr.responseURL);
+      }
+      // The same form on the page now: its bar stays full, so the person sees the upload ended.
+      var again = Array.prototype.filter.call(fresh.querySelectorAll("form[data-upload]"), function (f) {
+        return f.getAttribute("action") === action;
+      })[0];
+      var done = again ? again.querySelector("[data-upload-progress]") : null;
+      if (done) {
+        var full = done.querySelector("progress");
+        full.max = 1;
+        full.value = 1;
+        done.querySelector("[data-upload-cancel]").hidden = true;
+        done.querySelector(".upload-said").textContent = "Upload complete: " + file.name + " (" + sizeText(file.size) + ").";
+        done.hidden = false;
+        again.querySelector('button[type="submit"]').focus();
+      }
+    });
+    xhr.open("POST", form.action);
+    xhr.responseType = "document";
+    xhr.setRequestHeader("X-CSRF-Token", csrfToken());
+    xhr.send(new FormData(form));
+    return true;
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (event.defaultPrevented || !form.matches("form[data-upload]") || !window.FormData ||
+        !("upload" in new XMLHttpRequest())) {
+      return;
+    }
+    if (uploadWithProgress(form)) {
+      event.preventDefault();
+    }
+  });
+
   function init(root) {
     initCopy(root);
     initWebAuthn(root);
