@@ -357,3 +357,35 @@ async def test_the_owner_reaches_every_page_of_its_application(services: Service
             if route.method == "GET":
                 answer = await dash.http.get(fill(route.path, values))
                 assert answer.status_code not in (403, 500), f"GET {route.path}: {answer.status_code}"
+
+
+async def test_a_manager_with_every_area_never_reaches_the_audit_log_nor_the_secret(
+    services: Services,
+) -> None:
+    from licensegate.domain import appkeys
+
+    shop, values = await populate(services)
+    await make_member(services, shop, "manager", "member", permissions="all")
+    secret = (await appkeys.client_keys(services.db, services.secrets, shop.app_id)).secret
+    assert len(secret) >= 32
+    async with browser(services) as dash:
+        await dash.sign_in("member")
+        home = await dash.get(f"/dashboard/apps/{shop.app_id}/")
+        assert "audit-log" not in nav_links(home.text, shop.app_id)
+        for tail in ("", "/verify", "/export"):
+            audit = await dash.http.get(f"/dashboard/apps/{shop.app_id}/audit-log{tail}")
+            assert audit.status_code == 403, tail
+        shown = 0
+        for route in app_routes():
+            if route.method != "GET":
+                continue
+            answer = await dash.http.get(fill(route.path, values))
+            assert secret not in answer.text, f"GET {route.path} shows the application secret"
+            shown += answer.status_code == 200
+        assert shown >= 10
+        integration = await dash.get(f"/dashboard/apps/{shop.app_id}/integration")
+        assert integration.status_code == 200
+        assert "Show the application secret" not in integration.text
+        assert "the application secret, shown above to the owner" in integration.text
+        for path in ("/dashboard/account", "/dashboard/apps"):
+            assert secret not in (await dash.get(path)).text

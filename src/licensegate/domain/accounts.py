@@ -16,6 +16,7 @@ from licensegate.domain.permissions import MANAGER, OWNER, RESELLER, parse_level
 from licensegate.domain.users import check_email
 from licensegate.passwords import Passwords
 from licensegate.store import accounts as store
+from licensegate.store import emailchanges as email_store
 from licensegate.store import websessions as session_store
 from licensegate.store.database import Database, Executor, Row, UniqueViolation
 
@@ -184,6 +185,8 @@ async def change_password(
     new_hash = await passwords.hash(new)
     async with db.transaction() as tx:
         await store.set_password(tx, account.id, new_hash)
+        # A link to change the address asked for before the new password no longer counts.
+        await email_store.cancel(tx, account.id)
         return await session_store.delete_for_account(tx, account.id, keep=keep_session)
 
 

@@ -52,6 +52,22 @@ async def take(db: Executor, token_hash: str, now: int) -> Change | None:
     )
 
 
+class Pending(TypedDict):
+    username: str
+    new_email: str
+
+
+async def find(db: Executor, token_hash: str, now: int) -> Pending | None:
+    """A live link's change, without spending it."""
+    row = await db.fetch_one(
+        "SELECT a.username, c.new_email FROM email_changes c JOIN accounts a ON a.id = c.account_id "
+        "WHERE c.token_hash = ? AND c.expires_at > ?",
+        token_hash,
+        now,
+    )
+    return None if row is None else cast(Pending, row)
+
+
 async def pending(db: Executor, account_id: int, now: int) -> str | None:
     """The address a live link would set, if any."""
     value: str | None = await db.fetch_value(

@@ -10,18 +10,34 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import Route
 
-from licensegate.domain import accounts, errorcodes, passkeys, secondfactor, signin, totp, websessions
+from licensegate.domain import (
+    accounts,
+    emailchange,
+    errorcodes,
+    passkeys,
+    secondfactor,
+    signin,
+    totp,
+    websessions,
+)
 from licensegate.domain.errors import Invalid, Refusal
 from licensegate.web.balances import before_of
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.pages.signin import throttle
-from licensegate.web.visit import Visit, page
+from licensegate.web.visit import Access, Visit, error_page, page
 from licensegate.web.webauthn import passkeys_possible, relying_party
 
 ACCOUNT = "/dashboard/account"
 
 
-async def account_page(visit: Visit, *, error: str = "", status: int = 200) -> Response:
+async def account_page(
+    visit: Visit,
+    *,
+    error: str = "",
+    errors: dict[str, str] | None = None,
+    rename_error: tuple[int, str] | None = None,
+    status: int = 200,
+) -> Response:
     services, account = visit.services, visit.account
     session = visit.session
     assert session is not None
@@ -40,6 +56,11 @@ async def account_page(visit: Visit, *, error: str = "", status: int = 200) -> R
         sessions=await websessions.list_for(services.db, account.id, visit.now()),
         current_session=session.id,
         passkey_problem=passkeys_possible(visit),
+        errors=errors or {},
+        rename_error=rename_error,
+        email_form={"new_email": visit.form.get("new_email")[:254] if errors else ""},
+        email_pending=await emailchange.pending(services.db, account.id, visit.now()),
+        email_possible=services.mailer.configured,
         attempts=attempts,
         results=signin.RESULTS,
         attempts_older=f"{ACCOUNT}?before={older}#h-signins" if older is not None else "",
@@ -47,14 +68,18 @@ async def account_page(visit: Visit, *, error: str = "", status: int = 200) -> R
     )
 
 
-async def _check_password_and_code(visit: Visit) -> None:
+FIELDS = ("password", "code")  # the form fields of the password and the code
+
+
+async def _check_password_and_code(visit: Visit, fields: tuple[str, str] = FIELDS) -> None:
     """Sensitive changes to sign-in ask for the password again, and a second-factor code when the
     account has one (throttled like sign-in)."""
     services, account, form = visit.services, visit.account, visit.form
+    password_field, code_field = fields
     await signin.count_code_attempt(services.limiter, throttle(visit), account, visit.ip)
-    await accounts.confirm_password(services.db, services.passwords, account.id, form.get("password"))
+    await accounts.confirm_password(services.db, services.passwords, account.id, form.get(password_field))
     if account.second_factor and not await secondfactor.check_code(
-        services.db, services.secrets, account.id, form.get("code")[:64], visit.now()
+        services.db, services.secrets, account.id, form.get(code_field)[:64], visit.now()
     ):
         raise errorcodes.WRONG_CODE()
 
@@ -191,6 +216,21 @@ async def passkey_add(visit: Visit) -> Response:
     return visit.redirect(ACCOUNT)
 
 
+async def passkey_rename(visit: Visit) -> Response:
+    """Name a security key as its owner knows it ("YubiKey on the keyring", "work laptop")."""
+    try:
+        passkey_id = int(visit.form.get("passkey") or "0")
+    except ValueError:
+        passkey_id = 0
+    name = visit.form.get("name")[:200].strip()
+    try:
+        await passkeys.rename(visit.services.db, visit.account.id, passkey_id, name)
+    except Refusal as refusal:
+        return await account_page(visit, rename_error=(passkey_id, refusal.message), status=400)
+    visit.flash(f"The security key is now called {name}.")
+    return visit.redirect(ACCOUNT)
+
+
 async def passkey_remove(visit: Visit) -> Response:
     services, account = visit.services, visit.account
     try:
@@ -207,6 +247,81 @@ async def passkey_remove(visit: Visit) -> Response:
     else:
         visit.flash("The security key is removed.")
     return visit.redirect(ACCOUNT)
+
+
+# --- e-mail address ---------------------------------------------------------------------------------
+
+# Where a refusal of the e-mail form is shown.
+EMAIL_FIELDS = {
+    "wrong_password": "email_password",
+    "wrong_code": "email_code",
+    "invalid_email": "new_email",
+    "email_not_configured": "new_email",
+}
+
+
+async def change_email(visit: Visit) -> Response:
+    """Send a confirmation link to the new address (after the password, and the second step)."""
+    services, account = visit.services, visit.account
+    new_email = visit.form.get("new_email")[:512]
+    try:
+        await _check_password_and_code(visit, ("email_password", "email_code"))
+        await emailchange.request(
+            services.db,
+            services.mailer,
+            account,
+            new_email=new_email,
+            public_url=services.settings.public_url,
+            now=visit.now(),
+        )
+    except Refusal as refusal:
+        limited = refusal.kind == "rate_limited"
+        field = "email_password" if limited else EMAIL_FIELDS.get(refusal.error, "new_email")
+        return await account_page(visit, errors={field: refusal.message}, status=429 if limited else 400)
+    visit.flash(
+        f"A link is on its way to {new_email.strip()}. Open it within an hour to make it your address; "
+        "until then your address stays as it is."
+    )
+    return visit.redirect(ACCOUNT + "#h-email")
+
+
+async def cancel_email(visit: Visit) -> Response:
+    if await emailchange.cancel(visit.services.db, visit.account.id):
+        visit.flash("The change of address is cancelled; the link no longer works.")
+    return visit.redirect(ACCOUNT + "#h-email")
+
+
+GONE = "This link has expired or was used already. Ask for a new one on your account page."
+
+
+async def email_confirm_page(visit: Visit) -> Response:
+    """The link from the e-mail: a button to confirm (a GET changes nothing, so a mail scanner
+    that opens links cannot spend it)."""
+    token = visit.request.query_params.get("token", "")[:128]
+    found = await emailchange.check(visit.services.db, token, visit.now())
+    if found is None:
+        return error_page(visit, 400, "Link expired", GONE)
+    username, new_email = found
+    return visit.render(
+        "email_confirm.html",
+        title="Confirm your e-mail address",
+        token=token,
+        username=username,
+        email=new_email,
+    )
+
+
+async def email_confirm(visit: Visit) -> Response:
+    services = visit.services
+    done = await emailchange.confirm(services.db, services.mailer, visit.form.get("token")[:128], visit.now())
+    if done is None:
+        return error_page(visit, 400, "Link expired", GONE)
+    username, new_email = done
+    return visit.render(
+        "error.html",
+        title="E-mail address confirmed",
+        message=f"{new_email} is now the address of the account {username}.",
+    )
 
 
 # --- password and sessions --------------------------------------------------------------------------
@@ -274,8 +389,13 @@ ROUTES = [
     Route("/account/recovery-codes", page(recovery_codes), methods=["POST"]),
     Route("/account/passkeys/options", page(passkey_options), methods=["POST"]),
     Route("/account/passkeys", page(passkey_add), methods=["POST"]),
+    Route("/account/passkeys/rename", page(passkey_rename), methods=["POST"]),
     Route("/account/passkeys/remove", page(passkey_remove), methods=["POST"]),
     Route("/account/password", page(change_password), methods=["POST"]),
+    Route("/account/email", page(change_email), methods=["POST"]),
+    Route("/account/email/cancel", page(cancel_email), methods=["POST"]),
+    Route("/account/email/confirm", page(email_confirm_page, Access.PUBLIC), methods=["GET"]),
+    Route("/account/email/confirm", page(email_confirm, Access.PUBLIC), methods=["POST"]),
     Route("/account/sessions/end", page(end_session), methods=["POST"]),
     Route("/account/sessions/end-others", page(end_other_sessions), methods=["POST"]),
 ]
