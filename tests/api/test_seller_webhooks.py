@@ -13,7 +13,7 @@ from licensegate.services import Services
 from licensegate.store import webhooks as webhook_store
 from tests.conftest import make_settings
 from tests.helpers import Seller, create_seller
-from tests.httpservers import FakeDNS, keep_off_the_network
+from tests.httpservers import FakeDNS, keep_off_the_network, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -203,3 +203,108 @@ async def test_the_audit_log_names_the_webhook_but_never_its_url(seller: Seller)
     )
     assert (logs["delwebhook"]["before"], logs["delwebhook"]["after"]) == (view, None)
     assert logs["delallwebhooks"]["before"] == {"count": 0}
+
+
+# --- editwebhook -------------------------------------------------------------------------------
+
+
+async def test_editwebhook_changes_what_is_given(seller: Seller, services: Services) -> None:
+    await seller.ok("addwebhook", baseurl=PUBLIC + "?key=one", webid="w", ua="UA/1", authed=1)
+    body = await seller.ok("editwebhook", webid="w", ua="UA/2")
+    assert body == {"success": True, "message": "Successfully edited webhook!"}
+    assert (await seller.ok("fetchallwebhooks"))["webhooks"] == [
+        {"webid": "w", "short_baselink": PUBLIC, "useragent": "UA/2", "authed": 1}
+    ]
+    await seller.ok("editwebhook", webid="w", baseurl="https://hooks.example.com/other?key=two", authed=0)
+    row = await webhook_store.find(services.db, seller.app_id, "w")
+    assert row is not None
+    assert "two" not in row["base_url"]  # sealed
+    assert (
+        services.secrets.open(row["base_url"], "webhooks.base_url")
+        == "https://hooks.example.com/other?key=two"
+    )
+    assert (row["user_agent"], row["authed"]) == ("UA/2", 0)
+    # KeyAuth's Discord bot's `us` is the user agent here too.
+    await seller.ok("editwebhook", webid="w", us="Bot/1")
+    assert (await seller.ok("fetchallwebhooks"))["webhooks"][0]["useragent"] == "Bot/1"
+
+
+async def test_editwebhook_refuses_what_addwebhook_refuses(seller: Seller) -> None:
+    await seller.ok("addwebhook", baseurl=PUBLIC, webid="w")
+    await seller.fails("editwebhook", 400, "missing_parameter", ua="x")
+    await seller.fails("editwebhook", 400, "nothing_to_change", webid="w")
+    await seller.fails("editwebhook", 404, "webhook_not_found", webid="nope", ua="x")
+    await seller.fails(
+        "editwebhook", 400, "unsupported_scheme", webid="w", baseurl="ftp://hooks.example.com/"
+    )
+    await seller.fails(
+        "editwebhook", 400, "target_not_allowed", webid="w", baseurl="https://intranet.example.com/"
+    )
+    await seller.fails("editwebhook", 400, "invalid_user_agent", webid="w", ua="a\r\nX-Injected: 1")
+    await seller.fails("editwebhook", 400, "invalid_boolean", webid="w", authed="maybe")
+    assert (await seller.ok("fetchallwebhooks"))["webhooks"][0]["short_baselink"] == PUBLIC
+
+
+async def test_editwebhook_audits_the_host_never_the_url(seller: Seller) -> None:
+    await seller.ok("addwebhook", baseurl="https://hooks.example.com/p?token=t0k", webid="w", ua="UA")
+    await seller.ok("editwebhook", webid="w", baseurl="https://hooks.example.com/p?token=n3w")
+    response = await seller.call("fetchauditlogs")
+    for secret in ("t0k", "n3w", "/p"):
+        assert secret not in response.text
+    logs = {entry["action"]: entry for entry in response.json()["logs"]}
+    assert logs["editwebhook"]["target"] == "webhook:w"
+    assert logs["editwebhook"]["after"] == {
+        "webid": "w",
+        "host": "hooks.example.com",
+        "useragent": "UA",
+        "authed": 1,
+        "url_changed": 1,
+    }
+
+
+# --- testwebhook -------------------------------------------------------------------------------
+
+
+async def test_testwebhook_calls_the_target_and_says_how_it_went(seller: Seller, services: Services) -> None:
+    with serving() as target:
+        target.reply("/hook", b"pong")
+        await seller.ok("addwebhook", baseurl=target.url("/hook?key=s3cret"), webid="w", ua="UA/1")
+        body = await seller.ok("testwebhook", webid="w", params="a=1", body="x=y")
+        assert set(body) == {"success", "message", "status", "duration_ms", "error", "error_code", "response"}
+        assert (body["status"], body["error"], body["error_code"], body["response"]) == (
+            200,
+            None,
+            None,
+            "pong",
+        )
+        assert isinstance(body["duration_ms"], int)
+        assert body["message"] == f"The target answered with HTTP status 200 in {body['duration_ms']} ms."
+        [seen] = target.requests
+        assert (seen.method, seen.path, seen.body) == ("POST", "/hook?key=s3cret&a=1", b"x=y")
+        assert seen.headers["user-agent"] == "UA/1"
+    # The receiver is gone: the test still succeeds, and says why the call failed.
+    failed = await seller.ok("testwebhook", webid="w")
+    assert (failed["status"], failed["error_code"], failed["response"]) == (None, "connection_failed", "")
+    assert failed["message"].startswith("The test call failed after ")
+    await seller.fails("testwebhook", 404, "webhook_not_found", webid="nope")
+    await seller.fails("testwebhook", 400, "param_fixed", webid="w", params="key=mine")
+    noted = await services.db.fetch_all(
+        "SELECT source, status, error_code FROM webhook_deliveries WHERE app_id = ? ORDER BY id",
+        seller.app_id,
+    )
+    assert [tuple(row.values()) for row in noted] == [
+        ("test", 200, None),
+        ("test", None, "connection_failed"),
+    ]
+
+
+async def test_testwebhooks_values_stay_out_of_the_seller_log(seller: Seller) -> None:
+    await seller.ok("updatesettings", sellerlogs=1)
+    await seller.ok("addwebhook", baseurl="http://127.0.0.1:1/x", webid="w")
+    await seller.ok("testwebhook", webid="w", params="pw=hunter22", body="card=4242")
+    await seller.ok("editwebhook", webid="w", baseurl="http://127.0.0.1:1/y?token=t0ken")
+    logged = await seller.call("fetchsellerlogs")
+    operations = [entry["operation"] for entry in logged.json()["logs"]]
+    assert {"testwebhook", "editwebhook"} <= set(operations)
+    for secret in ("hunter22", "4242", "t0ken"):
+        assert secret not in logged.text
