@@ -726,6 +726,18 @@ whitelist = sa.Table(
 
 # --- logs -------------------------------------------------------------------------------------
 
+
+def _search_trigram(table: str, *columns: str) -> sa.Index:
+    """A log page's search on PostgreSQL: trigrams answer "holds this text" in any of `columns`
+    (pg_trgm; SQLite, which has none, reads the rows newest first)."""
+    return sa.Index(
+        f"ix_{table}_search_trigram",
+        *columns,
+        postgresql_using="gin",
+        postgresql_ops=dict.fromkeys(columns, "gin_trgm_ops"),
+    ).ddl_if(dialect="postgresql")
+
+
 client_logs = sa.Table(
     "client_logs",
     metadata,
@@ -737,8 +749,9 @@ client_logs = sa.Table(
     _text("ip"),
     _time("created_at", nullable=False),
     sa.Index(None, "app_id", "created_at"),
-    sa.Index(None, "app_id", "ip"),
+    sa.Index(None, "app_id", "ip", "created_at"),  # the Logs page's address filter, newest first
     sa.Index(None, "app_id", "credential", "created_at"),  # a user's or key's timeline
+    _search_trigram("client_logs", "message", "pcuser"),
 )
 
 tamper_logs = sa.Table(
@@ -756,6 +769,8 @@ tamper_logs = sa.Table(
     sa.Index(None, "app_id", "created_at"),
     sa.Index(None, "user_id", "created_at"),  # a user's timeline
     sa.Index(None, "app_id", "credential", "created_at"),  # a key's timeline
+    sa.Index(None, "app_id", "ip", "created_at"),  # the Tamper logs page's address filter
+    _search_trigram("tamper_logs", "reason", "details", "hwid"),
 )
 
 # What the overview's charts count per day (UTC days: Unix seconds // 86400): logins by outcome
