@@ -296,7 +296,7 @@
   // posts as usual. A file over the server's limit is refused here, before a byte is sent.
   function sizeText(bytes) {
     if (bytes < 1024) {
-      return bytes.toLocaleString() + (bytes === 1 ? " byte" : " bytes");
+      return bytes.toLocaleString("en") + (bytes === 1 ? " byte" : " bytes");
     }
     var units = ["KiB", "MiB", "GiB", "TiB"];
     var amount = bytes;
@@ -308,7 +308,7 @@
         break;
       }
     }
-    var shown = amount < 10 ? amount.toFixed(1).replace(/\.0$/, "") : Math.round(amount).toLocaleString();
+    var shown = amount < 10 ? amount.toFixed(1).replace(/\.0$/, "") : Math.round(amount).toLocaleString("en");
     return shown + " " + unit;
   }
 
@@ -377,14 +377,15 @@
       return false; // the browser's own check of `required` (or the server) says so
     }
     var max = parseInt(form.getAttribute("data-max-bytes"), 10);
+    var box = form.querySelector("[data-upload-progress]");
+    box.hidden = true; // what an earlier upload said
     if (max >= 0 && file.size > max) {
       fieldError(input, "The file is larger than the limit of " + form.getAttribute("data-max-text") +
-        " (it has " + sizeText(file.size) + ").");
+        ": it has " + file.size.toLocaleString("en") + " bytes, the limit is " + max.toLocaleString("en") + ".");
       input.focus();
       return true;
     }
     fieldError(input, "");
-    var box = form.querySelector("[data-upload-progress]");
     var bar = box.querySelector("progress");
     var said = box.querySelector(".upload-said");
     var cancel = box.querySelector("[data-upload-cancel]");
