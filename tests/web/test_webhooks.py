@@ -272,6 +272,7 @@ async def test_the_delivery_log_shows_real_calls_and_their_failures(
     page = await dash.get(hooks(shop))
     rows = LOG_ROW.findall(page.text)
     assert len(rows) == 3
+    assert "Delivery log (3 in all)" in text_of(page.text)
     newest = text_of(rows[0])
     assert "closed" in newest
     assert "Client GET" in newest
@@ -297,6 +298,33 @@ async def test_the_delivery_log_shows_real_calls_and_their_failures(
     assert "closed (deleted)" in text_of(after.text)
     detail = await dash.get(hooks(shop, "broken"))
     assert len(LOG_ROW.findall(detail.text)) == 1
+
+
+async def test_the_delivery_log_is_keyset_paged(services: Services, dash: Dashboard) -> None:
+    shop = await make_shop(services)
+    for number in range(30):
+        await webhook_store.add_delivery(
+            services.db,
+            shop.app_id,
+            webid=f"w{number:02d}",
+            source="client",
+            method="GET",
+            status=200,
+            duration_ms=number,
+            error_code=None,
+            error=None,
+            excerpt=None,
+            now=services.clock.now(),
+        )
+    await dash.sign_in("alice")
+    first = await dash.get(hooks(shop))
+    assert "Delivery log (30 in all)" in text_of(first.text)
+    shown = re.findall(r"<td>(w\d\d) <span class=\"hint\">\(deleted\)", first.text)
+    assert shown == [f"w{n:02d}" for n in range(29, 4, -1)]
+    found = re.search(r'<a href="([^"]+)" rel="next">', first.text)
+    assert found is not None
+    second = await dash.get(found.group(1).replace("&amp;", "&"))
+    assert re.findall(r"<td>(w\d\d) <span", second.text) == ["w04", "w03", "w02", "w01", "w00"]
 
 
 async def test_send_test_shows_the_outcome_and_notes_it(

@@ -527,7 +527,3 @@ async def browse_deliveries(
 
 async def count_deliveries(db: Executor, app_id: int) -> int:
     return await store.count_deliveries(db, app_id)
-
-
-async def clear_deliveries(db: Executor, app_id: int) -> int:
-    return await store.delete_deliveries(db, app_id)

@@ -166,7 +166,3 @@ async def browse_deliveries(
 async def count_deliveries(db: Executor, app_id: int) -> int:
     total: int = await db.fetch_value("SELECT COUNT(*) FROM webhook_deliveries WHERE app_id = ?", app_id)
     return total
-
-
-async def delete_deliveries(db: Executor, app_id: int) -> int:
-    return await db.execute("DELETE FROM webhook_deliveries WHERE app_id = ?", app_id)

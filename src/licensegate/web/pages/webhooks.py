@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from licensegate.domain import audit, webhooks
 from licensegate.domain.errors import Refusal
-from licensegate.domain.paging import PageRequest
+from licensegate.domain.paging import PageRequest, known_total
 from licensegate.domain.permissions import Area
 from licensegate.operations.seller.webhooks import AREA as WEBHOOKS_AREA
 from licensegate.web import seller
@@ -111,6 +111,9 @@ async def listing(
     for entry in found.rows:
         entry["source_label"] = SOURCE_LABEL.get(entry["source"], entry["source"])
         entry["known"] = entry["webid"] in ids
+    total = known_total(found, view.request)
+    if total is None and not view.values:
+        total = await webhooks.count_deliveries(db, app.id)  # at most about KEPT_DELIVERIES
     form = visit.form
     posted = visit.request.method == "POST"
     return visit.render(
@@ -121,7 +124,7 @@ async def listing(
         nav=app.nav,
         hooks=[_entry(app, row) for row in rows],
         owner=visit.account.is_owner,
-        listing=view.listing(app.path(SLUG), found, None),
+        listing=view.listing(app.path(SLUG), found, total),
         kept=webhooks.KEPT_DELIVERIES,
         path=app.path(SLUG),
         errors=errors or {},
