@@ -216,7 +216,8 @@ class Settings:
     )
     smtp_host: str | None = setting(
         None,
-        "SMTP server for password-reset e-mail; unset = Forgot Password answers 403 `email_not_configured`",
+        "SMTP server for password-reset and e-mail-change mail; unset = Forgot Password answers 403 "
+        "`email_not_configured` and dashboard accounts cannot change their address",
     )
     smtp_port: int = setting(587, "the SMTP server's port", minimum=1)
     smtp_security: str = setting(

@@ -147,3 +147,38 @@ async def test_only_resellers_reach_a_balance_page(services: Services, dash: Das
     mine = await dash.get(f"/dashboard/apps/{other.app_id}/balance")
     assert mine.status_code == 200
     assert "rita" not in text_of(mine.text)
+
+
+async def test_a_reseller_makes_only_its_levels_within_its_balance(
+    services: Services, dash: Dashboard
+) -> None:
+    from licensegate.domain import subscriptions
+
+    shop = await make_shop(services)
+    await subscriptions.create(services.db, shop.app_id, name="gold", level="2", now=services.clock.now())
+    await make_reseller(services, shop, levels="1")
+    await team.add_balance(services.db, shop.app_id, "rita", {"month": 3}, actor="alice", now=1)
+    app = f"/dashboard/apps/{shop.app_id}"
+    await dash.sign_in("rita")
+    form = await dash.get(f"{app}/licenses/create")
+    levels = form.text.split('id="f-level"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r'<option value="([^"]*)"', levels) == ["1"]  # only the levels it may sell
+    other_level = await dash.post(
+        f"{app}/licenses/create", {"amount": "1", "level": "2", "duration": "1", "unit": "months"}
+    )
+    assert other_level.status_code == 403
+    too_many = await dash.post(
+        f"{app}/licenses/create", {"amount": "4", "level": "1", "duration": "1", "unit": "months"}
+    )
+    assert too_many.status_code == 403
+    assert "balance" in text_of(too_many.text)
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM license_keys") == 0
+    # A user it creates on the Users page is paid for, and says so in the history.
+    await dash.get(f"{app}/users")
+    made = await dash.post(f"{app}/users", {"user": "buyer", "sub": "default", "expiry": "30"})
+    assert made.status_code == 200, text_of(made.text)[:300]
+    page = await dash.get(f"{app}/balance")
+    assert re.search(r'id="balance-month">2<', page.text)
+    rows = rows_of(page.text)
+    assert len(rows) == 2
+    assert "Month -1 2 rita (dashboard) user buyer created" in rows[0]
