@@ -234,7 +234,9 @@ class Settings:
         "database on PostgreSQL, `files` in the data folder on SQLite",
     )
     max_upload_bytes: int = setting(
-        50 * 1024 * 1024, "largest file the seller API accepts (50 MiB)", minimum=1024
+        50 * 1024 * 1024,
+        "largest file the seller API and the dashboard accept (50 MiB)",
+        minimum=1024,
     )
     client_file_bytes: int = setting(
         8 * 1024 * 1024, "largest file the client API's Download File sends", minimum=1024

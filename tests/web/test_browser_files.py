@@ -3,7 +3,7 @@ Files page. A 2 MiB file uploaded with the progress bar (its values watched unti
 flagged as too large for programs; a file over the upload limit refused in the page before it is
 sent; a file fetched from a URL on a loopback server, an internal address refused next to the
 field; on the file's page its content replaced (progress again) under the same id, which a
-program then downloads once the file is open to any program; renamed, deleted through the
+program then downloads once the file is open to any program (and the seller too); renamed, deleted through the
 dialog; every file deleted. Without script the same forms post as plain forms. Pages audited."""
 
 from __future__ import annotations
@@ -128,6 +128,11 @@ def test_files_page(tab: Tab, dashboard_server: LiveServer) -> None:
     expect(flash).to_contain_text("The content of Loader.exe is replaced (18 bytes); its id stays.")
     expect(page.locator("#file-id")).to_have_text(file_id)
     expect(page.locator("#too-large")).to_have_count(0)
+    with page.expect_download() as saved:
+        page.get_by_role("link", name="Download", exact=True).click()
+    assert saved.value.suggested_filename == "Loader.exe"
+    with open(saved.value.path(), "rb") as got_back:
+        assert got_back.read() == small
     page.get_by_role("button", name="Let any program download Loader.exe").click()
     expect(flash).to_contain_text("Loader.exe can now be downloaded by any program")
     tab.audit("files-detail")

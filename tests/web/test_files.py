@@ -18,6 +18,7 @@ import pytest
 
 from licensegate.config import Settings
 from licensegate.services import Services
+from tests.api.test_seller_files import lose
 from tests.conftest import make_settings
 from tests.httpservers import FakeDNS, LocalServer, keep_off_the_network, serving
 from tests.web.pages import Dashboard, Shop, browser, make_member, make_shop, text_of
@@ -274,6 +275,31 @@ async def test_replace_rename_flag_and_delete(services: Services, dash: Dashboar
     assert "The file App 3.bin is deleted." in text_of(deleted.text)
     assert await rows(services, shop) == []
     assert (await dash.post(f"{here}/delete", {"confirmed": "1"})).status_code == 404
+
+
+async def test_the_seller_downloads_what_programs_get(services: Services, dash: Dashboard) -> None:
+    shop = await signed_in(services, dash)
+    content = bytes(range(256)) * 10
+    await send(dash, path(shop, "upload"), content, "tool.bin", name="Outil été.bin")
+    (row,) = await rows(services, shop)
+    here = path(shop, row["file_id"])
+    assert f'href="{here}/download"' in (await dash.get(here)).text
+    got = await dash.http.get(f"{here}/download")
+    assert got.status_code == 200
+    assert got.content == content
+    assert got.headers["content-type"] == "application/octet-stream"
+    assert got.headers["content-disposition"] == (
+        "attachment; filename=\"Outil _t_.bin\"; filename*=UTF-8''Outil%20%C3%A9t%C3%A9.bin"
+    )
+    assert (await dash.http.get(path(shop, "99999999/download"))).status_code == 404
+    await send(dash, path(shop, "upload"), b"", "empty.bin")
+    empty_id = (await rows(services, shop))[1]["file_id"]
+    assert (await dash.http.get(path(shop, f"{empty_id}/download"))).content == b""
+
+    await lose(services, row["storage_key"])
+    lost = await dash.http.get(f"{here}/download")
+    assert lost.status_code == 404
+    assert "missing from storage" in text_of(lost.text)
 
 
 async def test_delete_all_is_confirmed(services: Services, dash: Dashboard) -> None:

@@ -2,19 +2,23 @@
 name, id, size, SHA-256 and who may download each, searched by name, sorted by when added, name
 or size, keyset paged; uploaded from the browser (a progress bar with script, a plain form
 without) or fetched from a URL (through the outbound rules: internal addresses are refused);
-each one's page renames it, changes who may download it, replaces its content (same id, so
-programs keep asking for it) and deletes it; every file deleted at once, confirmed. Files larger
-than what the client API sends (`client_file_bytes`) are flagged. Every change runs the seller
-operation of the same effect (`upload`, `editfile`, `delfile`, `delallfiles`)."""
+each one's page downloads it, renames it, changes who may download it, replaces its content
+(same id, so programs keep asking for it) and deletes it; every file deleted at once, confirmed.
+Files larger than what the client API sends (`client_file_bytes`) are flagged. Every change runs
+the seller operation of the same effect (`upload`, `editfile`, `delfile`, `delallfiles`)."""
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from licensegate.domain import errorcodes, files
+from licensegate.domain import errorcodes, files, filestore
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.operations.seller import Upload
@@ -23,7 +27,9 @@ from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.templating import size
-from licensegate.web.visit import Visit, page
+from licensegate.web.visit import Visit, error_page, page
+
+log = logging.getLogger("licensegate.web")
 
 SLUG = "files"
 AREA: Area = "files"  # the seller API's Files operations
@@ -49,6 +55,7 @@ UPLOAD_FIELDS = {"name": "name", "invalid_name": "name", "file": "file", "file_t
 URL_FIELDS = {"name": "url_name", "invalid_name": "url_name", "url": "url"}
 RENAME_FIELDS = {"name": "name", "invalid_name": "name"}
 TOO_LARGE = ("file_too_large", "request_too_large")
+UNSAFE_IN_FILENAME = re.compile(r"[^A-Za-z0-9._ ()+-]")
 
 
 async def _open(visit: Visit) -> AppPage:
@@ -327,6 +334,36 @@ def _replaced(visit: Visit, app: AppPage, body: dict[str, Any]) -> Response:
     return visit.redirect(app.path(f"{SLUG}/{changed['id']}"))
 
 
+async def download(visit: Visit) -> Response:
+    """The file's content as programs get it, saved by the browser under the file's name (so a
+    seller can check what was uploaded or fetched against the checksum)."""
+    app = await _open(visit)
+    services = visit.services
+    row, chunks = await files.read_content(
+        services.settings, services.files, services.db, app.id, _file_id(visit)
+    )
+    reading = aiter(chunks)
+    try:  # the first chunk before the answer starts: missing content is a page, not a cut download
+        first = await anext(reading, b"")
+    except filestore.ContentMissing:
+        log.error("file %s of application %d has no stored content", row["file_id"], app.id)
+        return error_page(visit, 404, "Not found", "The content of this file is missing from storage.")
+
+    async def body() -> AsyncIterator[bytes]:
+        yield first
+        async for chunk in reading:
+            yield chunk
+
+    name = row["name"]
+    fallback = UNSAFE_IN_FILENAME.sub("_", name) or "file"
+    disposition = f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+    return visit.finish(
+        StreamingResponse(
+            body(), media_type="application/octet-stream", headers={"content-disposition": disposition}
+        )
+    )
+
+
 async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     file_id = _file_id(visit)
@@ -351,6 +388,7 @@ ROUTES = [
     Route(BASE + "/fetch", page(fetch), methods=["POST"]),
     Route(BASE + "/delete-all", page(delete_all), methods=["POST"]),
     Route(ONE, page(detail_page), methods=["GET"]),
+    Route(ONE + "/download", page(download), methods=["GET"]),
     Route(ONE + "/rename", page(rename), methods=["POST"]),
     Route(ONE + "/authed", page(set_authed), methods=["POST"]),
     Route(ONE + "/replace", page(replace, upload=True), methods=["POST"]),
