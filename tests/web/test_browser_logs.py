@@ -1,7 +1,8 @@
 """In Chromium, against a real server: the Logs and Tamper logs pages. A program's lines and
 tamper report sent over the client API, listed newest first; searched as one types (htmx), a
 user's cell filtering by it, a bad date refused next to its field, the filtered view exported,
-the retention setting's link, everything deleted through the dialog; each page audited."""
+the retention setting's link, an address's lines and then everything deleted through the
+dialog; each page audited."""
 
 from __future__ import annotations
 
@@ -78,10 +79,24 @@ def test_logs_and_tamper_logs_pages(tab: Tab, dashboard_server: LiveServer) -> N
 
     page.get_by_role("link", name="change it in the settings").click()
     expect(page.get_by_label("Keep client logs (days)")).to_have_value("30")
-    page.go_back()
+    nav.get_by_role("link", name="Logs", exact=True).click()
 
-    page.get_by_role("button", name="Delete every entry…").click()
+    # An address's cell filters by it; its lines can then go (dellogsbyip).
+    table.get_by_role("link", name="127.0.0.1").first.click()
+    expect(page).to_have_url(re.compile(r"ip=127.0.0.1"))
+    page.get_by_role("button", name="Delete the log lines from 127.0.0.1…").click()
     dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Delete every log line sent from 127.0.0.1?")
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_contain_text("The log lines from 127.0.0.1 are deleted.")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("No log lines yet")
+
+    with httpx.Client(base_url=dashboard_server.url, timeout=30) as http:
+        assert client_call(http, anonymous, "log", message="one more", pcuser="guest")["success"]
+    page.reload()
+    expect(rows.first).to_contain_text("one more")
+    page.get_by_role("button", name="Delete every entry…").click()
     expect(dialog).to_contain_text("Delete every one of the log lines?")
     dialog.get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("status")).to_contain_text("Every one of the log lines is deleted.")

@@ -62,12 +62,18 @@ async def three_days_of_logs(services: Services, shop: Shop, clock: MovableClock
         clock.advance(DAY - 60 * len(day))
 
 
-async def test_newest_first_searched_and_filtered_by_user_address_and_dates(
-    services: Services, dash: Dashboard, clock: MovableClock
-) -> None:
+async def signed_in_with_logs(services: Services, dash: Dashboard, clock: MovableClock) -> Shop:
+    """Alice signed in, her application holding `three_days_of_logs`."""
     shop = await make_shop(services)
     await three_days_of_logs(services, shop, clock)
     await dash.sign_in("alice")
+    return shop
+
+
+async def test_newest_first_searched_and_filtered_by_user_address_and_dates(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    shop = await signed_in_with_logs(services, dash, clock)
     page = await dash.get(lp(shop))
     assert page.status_code == 200
     assert messages_on(page.text) == ["closed", "before login", "started", "Crash in module X", "started"]
@@ -263,6 +269,28 @@ async def test_deleting_every_entry_asks_first(
     assert await services.db.fetch_value("SELECT COUNT(*) FROM audit_log WHERE action = ?", action) == 1
 
 
+async def test_the_lines_of_one_address_are_deleted_once_confirmed(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    shop = await signed_in_with_logs(services, dash, clock)
+    unfiltered = await dash.get(lp(shop))
+    assert "Delete the log lines from" not in text_of(unfiltered.text)
+    page = await dash.get(lp(shop), params={"ip": "198.51.100.7"})
+    assert "Delete the log lines from 198.51.100.7…" in text_of(page.text)
+    asked = await dash.post(lp(shop, "clear-address"), {"ip": "198.51.100.7"})
+    assert "Delete every log line sent from 198.51.100.7?" in text_of(asked.text)
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM client_logs") == 5
+    done = await dash.post(lp(shop, "clear-address"), {"ip": "198.51.100.7", "confirmed": "1"})
+    assert "The log lines from 198.51.100.7 are deleted." in text_of(done.text)
+    assert messages_on(done.text) == ["closed", "Crash in module X", "started"]
+    refused = await dash.post(lp(shop, "clear-address"), {"ip": "nowhere", "confirmed": "1"})
+    assert "'nowhere' is not an IPv4 or IPv6 address." in text_of(refused.text)
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM client_logs") == 3
+    assert (
+        await dash.post(lp(shop, "clear-address", "tamper-logs"), {"ip": "198.51.100.7"})
+    ).status_code == 404
+
+
 @pytest.mark.parametrize(("who", "granted"), [("bob", ""), ("manager", "licenses"), ("reseller", "")])
 async def test_who_may_not_reach_them_gets_the_403_page(
     services: Services, clock: MovableClock, who: str, granted: str
@@ -282,6 +310,9 @@ async def test_who_may_not_reach_them_gets_the_403_page(
                 await dash.http.get(lp(shop, "export", slug)),
                 await dash.post(lp(shop, "clear", slug), {"confirmed": "1"}, follow=False),
             ]
+            if slug == "logs":
+                bait = {"ip": "203.0.113.5", "confirmed": "1"}
+                answers.append(await dash.post(lp(shop, "clear-address"), bait, follow=False))
             for answer in answers:
                 assert answer.status_code == 403
                 assert "Not allowed" in answer.text

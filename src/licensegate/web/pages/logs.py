@@ -2,8 +2,9 @@
 and what they report with `tamper`. Both are one kind of page: newest first with keyset paging
 (by time, then id), searched by text, filtered by user or key, address and a date range, the
 filtered view counted and exported, emptied through the seller operation (`dellogs`,
-`deltamperlogs`) after a confirmation; with how long the application keeps them (the setting
-`logretention`, linked where the account may change it) and what each client session may store."""
+`deltamperlogs`) after a confirmation, and the client logs of one address deleted through
+`dellogsbyip`; with how long the application keeps them (the setting `logretention`, linked
+where the account may change it) and what each client session may store."""
 
 from __future__ import annotations
 
@@ -178,6 +179,28 @@ async def clear(visit: Visit, log: LogPage) -> Response:
     )
 
 
+async def clear_address(visit: Visit, log: LogPage) -> Response:
+    """Delete the client logs sent from one address (`dellogsbyip`), once confirmed."""
+    app = await _open(visit)
+    ip = visit.form.get("ip").strip()
+    if not confirmed(visit):
+        return confirm_page(
+            visit,
+            title=f"Delete every log line sent from {ip}?",
+            message="The lines this address sent are removed. This cannot be undone.",
+            button="Delete them",
+            back=log.path(app),
+        )
+    return await seller.act(
+        visit,
+        app,
+        "dellogsbyip",
+        {"ip": ip},
+        done=f"The log lines from {ip} are deleted.",
+        back=log.path(app),
+    )
+
+
 async def export(visit: Visit, log: LogPage) -> Response:
     """The filtered view as CSV or JSON, oldest first, streamed in keyset batches."""
     app = await _open(visit)
@@ -200,11 +223,14 @@ def _routes(log: LogPage) -> list[Route]:
         return run
 
     path = "/apps/{app_id:int}/" + log.slug
-    return [
+    routes = [
         Route(path, page(bound(listing)), methods=["GET"]),
         Route(path + "/clear", page(bound(clear)), methods=["POST"]),
         Route(path + "/export", page(bound(export)), methods=["GET"]),
     ]
+    if log is CLIENT:  # tamper reports have no per-address deletion in the seller API
+        routes.append(Route(path + "/clear-address", page(bound(clear_address)), methods=["POST"]))
+    return routes
 
 
 ROUTES = [*_routes(CLIENT), *_routes(TAMPER)]
