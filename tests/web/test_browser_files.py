@@ -2,9 +2,10 @@
 Files page. A 2 MiB file uploaded with the progress bar (its values watched until it is full),
 flagged as too large for programs; a file over the upload limit refused in the page before it is
 sent; a file fetched from a URL on a loopback server, an internal address refused next to the
-field; on the file's page its content replaced (progress again) under the same id, which a
-program then downloads once the file is open to any program (and the seller too); renamed, deleted through the
-dialog; every file deleted. Without script the same forms post as plain forms. Pages audited."""
+field; on the file's page its content replaced (progress again) under the same id, which the
+seller downloads and a program too once the file is open to any program; renamed, deleted
+through the dialog; every file deleted; an upload after the session ended leads to the sign-in
+page. Without script the same forms post as plain forms. Pages audited."""
 
 from __future__ import annotations
 
@@ -163,6 +164,14 @@ def test_files_page(tab: Tab, dashboard_server: LiveServer) -> None:
     page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
     expect(flash).to_contain_text("Every file is deleted (1 file).")
     expect(table).to_contain_text("No files yet")
+
+    # The session ended meanwhile: the upload's answer is the sign-in page, opened as a page.
+    tab.context.clear_cookies()
+    upload = page.get_by_role("form", name="Upload a file")
+    upload.get_by_label("File", exact=True).set_input_files(payload("late.bin", b"late"))
+    upload.get_by_role("button", name="Upload").click()
+    expect(page).to_have_url(re.compile(r"/dashboard/signin$"))
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
     tab.check_console()
 
 

@@ -434,13 +434,17 @@
         invalid.focus();
         return;
       }
-      if (xhr.responseURL && xhr.responseURL !== window.location.href) {
-        window.history.replaceState(null, "", xhr.responseURL);
-      }
       // The same form on the page now: its bar stays full, so the person sees the upload ended.
       var again = Array.prototype.filter.call(fresh.querySelectorAll("form[data-upload]"), function (f) {
         return f.getAttribute("action") === action;
       })[0];
+      if (xhr.status < 400 && !again && xhr.responseURL) {
+        window.location.assign(xhr.responseURL); // another page (the session ended: sign in)
+        return;
+      }
+      if (xhr.status < 400 && xhr.responseURL !== window.location.href) {
+        window.history.replaceState(null, "", xhr.responseURL);
+      }
       var done = again ? again.querySelector("[data-upload-progress]") : null;
       if (done) {
         var full = done.querySelector("progress");
