@@ -99,7 +99,7 @@ def test_sign_in_with_a_security_key(tab: Tab, dashboard_server: LiveServer) -> 
     expect(page.get_by_role("heading", name="Your recovery codes")).to_be_visible()
     page.get_by_role("link", name="I have saved them").click()
     expect(page.get_by_text("Status: on (1 security key)")).to_be_visible()
-    expect(page.get_by_role("cell", name="Test key")).to_be_visible()
+    expect(page.get_by_role("cell", name="Test key", exact=True)).to_be_visible()
 
     page.get_by_role("button", name="Sign out").first.click()
     sign_in(tab, "keyholder")

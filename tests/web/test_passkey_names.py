@@ -41,6 +41,10 @@ async def test_a_key_is_renamed_and_a_bad_name_refused_beside_it(services: Servi
     theirs = await add_key(services, bob.id, "Bob's key", "cred-b")
     page = await dash.get("/dashboard/account")
     assert f'id="rename-{mine}"' in page.text
+    # Every form of the page (two-step forms included) has ids of its own, so each label names its field.
+    ids = re.findall(r'\sid="([^"]+)"', page.text)
+    assert sorted({i for i in ids if ids.count(i) > 1}) == []
+    assert 'for="key-remove-password"' in page.text
     assert "Bob's key" not in text_of(page.text)
     done = await dash.post(
         "/dashboard/account/passkeys/rename", {"passkey": str(mine), "name": " YubiKey 5 "}
