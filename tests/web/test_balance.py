@@ -182,3 +182,34 @@ async def test_a_reseller_makes_only_its_levels_within_its_balance(
     rows = rows_of(page.text)
     assert len(rows) == 2
     assert "Month -1 2 rita (dashboard) user buyer created" in rows[0]
+
+
+async def test_time_added_and_users_extended_by_a_reseller_are_in_its_history(
+    services: Services, dash: Dashboard
+) -> None:
+    shop = await make_shop(services)
+    sellerkey = await make_reseller(services, shop)
+    await team.add_balance(services.db, shop.app_id, "rita", {"week": 10}, actor="alice", now=1)
+
+    async def call(type_: str, **params: str) -> dict[str, object]:
+        answer = await dash.http.get("/api/seller/", params={"sellerkey": sellerkey, "type": type_, **params})
+        body: dict[str, object] = answer.json()
+        assert answer.status_code == 200, body
+        return body
+
+    key = str((await call("add", expiry="7", amount="1", level="1"))["key"])
+    await call("addtime", time="7", key=key)
+    await call("adduser", user="u1", sub="default", expiry="7", **{"pass": "pw pw pw pw"})
+    await call("adduser", user="u2", sub="default", expiry="7", **{"pass": "pw pw pw pw"})
+    await call("extend", user="all", sub="default", expiry="7")
+    member = await team.get_member(services.db, shop.app_id, "rita", "reseller")
+    rows, _older = await team.balance_history(services.db, member["account_id"])
+    assert [(r["bucket"], r["amount"], r["balance_after"], r["reason"]) for r in rows] == [
+        ("week", -2, 4, "2 users extended on default"),
+        ("week", -1, 6, "user u2 created"),
+        ("week", -1, 7, "user u1 created"),
+        ("week", -1, 8, f"time added to the key {key}"),
+        ("week", -1, 9, "1 key generated (level 1)"),
+        ("week", 10, 10, "changed by the owner"),
+    ]
+    assert all(r["actor"] == "rita (seller API, key 'rita')" for r in rows[:-1])
