@@ -1,7 +1,8 @@
 """In Chromium, against a real server: the Seller team page. A reseller and a manager created
 (a refusal next to its field first), the reseller's balance changed (a shortfall refused beside
-the form), the manager's areas ticked, the reseller deleted after the dialog; then the manager
-signs in and its navigation offers only its areas. Every page audited for accessibility."""
+the form), the manager's areas ticked, the reseller deleted after the dialog (with what it
+made); then the manager signs in and its navigation offers only its areas. Every page audited
+for accessibility."""
 
 from __future__ import annotations
 
@@ -73,9 +74,13 @@ def test_seller_team_page(tab: Tab, dashboard_server: LiveServer) -> None:
     expect(page.get_by_role("table", name=re.compile("Managers"))).to_contain_text("users")
     tab.audit("team")
     table.get_by_role("link", name="rita").click()
+    expect(page.get_by_role("region", name="Delete")).to_contain_text("It generated 0 license keys")
+    page.get_by_label("Also delete the license keys it generated and the users that belong to it").check()
     page.get_by_role("button", name="Delete rita").click()
     page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
-    expect(page.get_by_role("status")).to_contain_text("The reseller rita is deleted.")
+    expect(page.get_by_role("status")).to_contain_text(
+        "The reseller rita is deleted, with 0 license keys and 0 users it made."
+    )
     expect(table).not_to_contain_text("rita")
     tab.check_console()
 

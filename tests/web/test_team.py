@@ -9,7 +9,7 @@ import pytest
 
 from licensegate.domain import permissions, team
 from licensegate.services import Services
-from tests.web.pages import Dashboard, Shop, browser, give_balance, make_member, make_shop, text_of
+from tests.web.pages import Dashboard, Shop, browser, give_balance, make_keys, make_member, make_shop, text_of
 
 pytestmark = pytest.mark.anyio
 NEW = "fresh password 42"
@@ -210,3 +210,53 @@ async def test_only_the_owner_reaches_it(services: Services, who: str) -> None:
             assert "Not allowed" in answer.text
             assert "rita" not in text_of(answer.text)
     assert await services.db.fetch_all("SELECT id, username, disabled FROM accounts ORDER BY id") == before
+
+
+async def as_member(services: Services, shop: Shop, account_id: int, operation: str, **params: str) -> None:
+    from licensegate.domain.permissions import identity_of_account
+    from licensegate.operations.seller import Caller, invoke
+
+    identity = await identity_of_account(services.db, shop.app_id, account_id)
+    await invoke(services, Caller(identity, via="test"), operation, params)
+
+
+async def test_delete_with_or_without_what_it_made(services: Services, dash: Dashboard) -> None:
+    shop = await make_shop(services)
+    owners = await make_keys(services, shop, 1)
+    await make_member(services, shop, "reseller", "rita")
+    await make_member(services, shop, "reseller", "ron")
+    rita = await give_balance(services, shop, "rita", month=5)
+    ron = await give_balance(services, shop, "ron", month=5)
+    await as_member(services, shop, rita, "add", expiry="30", amount="2", level="1")
+    await as_member(services, shop, rita, "adduser", user="rita-customer", expiry="30")
+    await as_member(services, shop, ron, "add", expiry="30", amount="1", level="1")
+    await dash.sign_in("alice")
+    page = text_of((await dash.get(tp(shop, "rita"))).text)
+    assert "It generated 2 license keys; 1 user belongs to it." in page
+    assert "Also delete the license keys it generated and the users that belong to it" in page
+
+    # Unticked: ron goes, its key stays (no longer linked to it).
+    asked = await dash.post(tp(shop, "ron/delete"), {})
+    assert "The keys and users it made stay." in text_of(asked.text)
+    await dash.post(tp(shop, "ron/delete"), {"confirmed": "1"})
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM license_keys WHERE generated_by = 'ron'") == 1
+
+    # Ticked: rita goes with its two keys and its user; nothing else is touched.
+    asked = await dash.post(tp(shop, "rita/delete"), {"purge": "1"})
+    assert "the license keys it generated and the users that belong to it are deleted too" in text_of(
+        asked.text
+    )
+    done = await dash.post(tp(shop, "rita/delete"), {"purge": "1", "confirmed": "1"})
+    assert "The reseller rita is deleted, with 2 license keys and 1 user it made." in text_of(done.text)
+    keys = await services.db.fetch_all("SELECT key, generated_by FROM license_keys ORDER BY id")
+    assert [row["key"] for row in keys] == [
+        owners[0],
+        *[r["key"] for r in keys if r["generated_by"] == "ron"],
+    ]
+    assert len(keys) == 2
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM users WHERE username = 'rita-customer'") == 0
+    entry = await services.db.fetch_one(
+        "SELECT action, after FROM audit_log WHERE action = 'deleteAccount' ORDER BY id DESC LIMIT 1"
+    )
+    assert entry is not None
+    assert "deleted_keys" in entry["after"]

@@ -30,7 +30,9 @@ from licensegate.domain.permissions import (
 )
 from licensegate.domain.sellerkeys import issue_key
 from licensegate.passwords import Passwords
+from licensegate.store import licenses as license_store
 from licensegate.store import team as store
+from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, Row
 
 ROLES = (RESELLER, MANAGER)
@@ -279,15 +281,37 @@ async def create_account(
     return CreatedAccount(account_id, username, role, sellerkey, parse_levels(levels), granted)
 
 
-async def delete_account(db: Database, app_id: int, username: str) -> Row:
-    """Delete a reseller or manager of this application with its seller keys; what it created
-    stays. Returns the account as it was."""
+async def made_by(db: Executor, app_id: int, account_id: int) -> tuple[int, int]:
+    """(license keys it generated, users that belong to it): what a purging delete removes."""
+    keys = await license_store.count(db, app_id, "all", reseller_id=account_id)
+    return keys, await user_store.count(db, app_id, reseller_id=account_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    account: Row  # the account as it was
+    keys: int  # license keys it generated, deleted with it (purge)
+    users: int  # users that belonged to it, deleted with it (purge)
+
+
+async def delete_account(db: Database, app_id: int, username: str, *, purge: bool = False) -> Deleted:
+    """Delete a reseller or manager of this application with its seller keys. What it created
+    stays (unlinked from it), unless `purge`: then the license keys it generated and the users
+    that belong to it (a reseller's) go first."""
     row = await get_member(db, app_id, username)
+    account_id = row["account_id"]
+    keys = users = 0
+    if purge:
+        # Disabled first, so it makes nothing more while its keys and users are deleted (in
+        # batches, not one transaction: see store.bulk).
+        await store.update_account(db, account_id, disabled=True)
+        keys = await license_store.delete_matching(db, app_id, "all", reseller_id=account_id)
+        users = await user_store.delete_all(db, app_id, reseller_id=account_id)
     async with db.transaction() as tx:
-        deleted = await store.delete_account(tx, app_id, row["account_id"])
+        deleted = await store.delete_account(tx, app_id, account_id)
     if not deleted:
         raise errorcodes.ACCOUNT_NOT_FOUND(username=username)
-    return row
+    return Deleted(row, keys, users)
 
 
 async def add_key(

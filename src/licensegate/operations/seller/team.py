@@ -133,15 +133,30 @@ async def add_account(call: SellerCall) -> dict[str, Any]:
     summary="Delete Reseller",
     area=AREA,
     mutates=True,
-    params=[USER],
-    returns={"message": "`Successfully deleted account!`"},
+    params=[
+        USER,
+        Param(
+            "purge",
+            "bool",
+            max_length=5,
+            doc="1: also delete the license keys it generated and the users that belong to it "
+            "(default 0: they stay)",
+        ),
+    ],
+    returns={
+        "message": "`Successfully deleted account!`",
+        "deletedkeys": "license keys deleted with it (0 without purge)",
+        "deletedusers": "users deleted with it (0 without purge)",
+    },
 )
 async def delete_account(call: SellerCall) -> dict[str, Any]:
     """Delete a reseller or manager of this application (also serves "Delete Manager") and its
-    seller keys. The keys and users it created stay."""
-    row = await team.delete_account(call.db, call.app_id, call.args.text("user"))
-    call.record(_target(row["username"]), before=_settings(row), after=None)
-    return {"message": "Successfully deleted account!"}
+    seller keys. The keys and users it created stay, unless purge=1."""
+    purge = call.args.flag("purge")
+    gone = await team.delete_account(call.db, call.app_id, call.args.text("user"), purge=purge)
+    after = {"deleted_keys": gone.keys, "deleted_users": gone.users} if purge else None
+    call.record(_target(gone.account["username"]), before=_settings(gone.account), after=after)
+    return {"message": "Successfully deleted account!", "deletedkeys": gone.keys, "deletedusers": gone.users}
 
 
 @registry.operation(

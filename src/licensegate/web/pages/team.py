@@ -162,6 +162,7 @@ async def member(
     posted = visit.request.url.path.rsplit("/", 1)[-1]
     edited = posted == "edit"
     held = permissions.names(row["permissions"] & MANAGER_AREAS)
+    made_keys, made_users = await team.made_by(visit.services.db, app.id, row["account_id"])
     return visit.render(
         "team/member.html",
         status=status,
@@ -176,6 +177,8 @@ async def member(
         areas=_manager_areas(),
         path=app.path(f"{SLUG}/{row['username']}"),
         back=app.path(SLUG),
+        made_keys=made_keys,
+        made_users=made_users,
         **(
             await history_context(visit, row["account_id"], app.path(f"{SLUG}/{row['username']}"))
             if row["role"] == RESELLER
@@ -238,19 +241,35 @@ async def edit(visit: Visit) -> Response:
 
 
 async def delete(visit: Visit) -> Response:
+    """Delete the account; with `purge` ticked, also the license keys it generated and the users
+    that belong to it (else they stay, unlinked)."""
     app = await _open(visit)
     row = await _member(visit, app)
     name = row["username"]
+    purge = visit.form.get("purge") == "1"
     if not confirmed(visit):
+        made = "the license keys it generated and the users that belong to it are deleted too"
         return confirm_page(
             visit,
             title=f"Delete the {row['role']} {name}?",
             message="It can no longer sign in, and its seller keys stop working. This cannot be undone.",
+            details=(f"With it, {made}.",) if purge else ("The keys and users it made stay.",),
             button=f"Delete {name}",
             back=app.path(f"{SLUG}/{name}"),
         )
-    done = f"The {row['role']} {name} is deleted."
-    return await seller.act(visit, app, "deleteAccount", {"user": name}, done=done, back=app.path(SLUG))
+    params = {"user": name, "purge": "1" if purge else "0"}
+    try:
+        body = await seller.run(visit, app, "deleteAccount", params)
+    except Refusal as refusal:
+        visit.flash(refusal.message, "error")
+        return visit.redirect(app.path(f"{SLUG}/{name}"))
+    done = f"The {row['role']} {name} is deleted"
+    if purge:
+        keys = team.plural(body["deletedkeys"], "license key")
+        users = team.plural(body["deletedusers"], "user")
+        done += f", with {keys} and {users} it made"
+    visit.flash(done + ".")
+    return visit.redirect(app.path(SLUG))
 
 
 PATH = "/apps/{app_id:int}/" + SLUG
