@@ -76,6 +76,8 @@ async def test_a_lock_out_and_a_disabled_account_are_recorded(services: Services
     locked = await dash.post("/dashboard/signin", {"username": "alice", "password": PASSWORD})
     assert locked.status_code == 429
     limit = services.settings.dashboard_signin_limit
+    for _ in range(3):  # a flood of refused attempts writes one row, not one each
+        await dash.post("/dashboard/signin", {"username": "alice", "password": PASSWORD})
     assert await results(services, "alice") == ["wrong_password"] * limit + ["locked_out"]
     await make_owner(services, "dora")
     await services.db.execute("UPDATE accounts SET disabled = 1 WHERE username = 'dora'")
@@ -112,3 +114,21 @@ async def test_the_history_is_paged_and_bounded(services: Services, dash: Dashbo
         "SELECT COUNT(*) FROM signin_history WHERE account_id = ?", account.id
     )
     assert kept == signinhistory.KEEP
+
+
+async def test_a_lock_out_at_the_second_step_is_recorded_once(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    await make_owner(services)
+    await dash.sign_in("alice")
+    await enrol(dash, clock)
+    limit = services.settings.dashboard_signin_limit
+    async with browser(services) as other:
+        await other.sign_in("alice")
+        wrong = 0
+        while (await other.post("/dashboard/signin/second-factor", {"code": "bad-code"})).status_code != 429:
+            wrong += 1
+        assert wrong >= limit - 1  # (enrolling counted one code too)
+        locked = await other.post("/dashboard/signin/second-factor", {"code": "bad-code"})
+        assert locked.status_code == 429
+    assert await results(services, "alice") == ["signed_in"] + ["wrong_code"] * wrong + ["locked_out"]

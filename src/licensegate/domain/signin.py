@@ -79,6 +79,13 @@ async def _record(db: Executor, account_id: int, result: str, origin: Origin) ->
     )
 
 
+async def _record_locked_out(db: Executor, account_id: int, origin: Origin, window: int) -> None:
+    """Once per lock-out: refused attempts are not counted any further, so a flood of them would
+    otherwise write a row each; one row says the account is being locked out from there."""
+    if not await history_store.repeated(db, account_id, "locked_out", origin.ip, since=origin.now - window):
+        await _record(db, account_id, "locked_out", origin)
+
+
 async def check_password(
     db: Executor,
     passwords: Passwords,
@@ -90,13 +97,15 @@ async def check_password(
     origin: Origin,
 ) -> Account:
     username = username.strip()
-    row = await store.find_for_signin(db, username) if 0 < len(username) <= 64 else None
+    known = 0 < len(username) <= 64
     try:
         await throttle.count(limiter, "user:" + username.lower(), origin.ip)
     except RateLimited:
+        row = await store.find_for_signin(db, username) if known else None
         if row is not None:
-            await _record(db, row["id"], "locked_out", origin)
+            await _record_locked_out(db, row["id"], origin, throttle.window)
         raise
+    row = await store.find_for_signin(db, username) if known else None
     stored = row["password_hash"] if row is not None else None
     matches = await passwords.verify(stored or passwords.dummy_hash, password[:1024])
     account = from_row(row) if row is not None and stored is not None and matches else None
@@ -128,7 +137,7 @@ async def check_second_step(
     try:
         await count_code_attempt(limiter, throttle, account, origin.ip)
     except RateLimited:
-        await _record(db, account.id, "locked_out", origin)
+        await _record_locked_out(db, account.id, origin, throttle.window)
         raise
     try:
         ok = await verify()

@@ -39,6 +39,14 @@ async def record(
     )
 
 
+async def repeated(db: Executor, account_id: int, result: str, ip: str | None, *, since: int) -> bool:
+    """Whether the account's newest attempt had this result, from this address, since `since`."""
+    row = await db.fetch_one(
+        "SELECT result, ip, at FROM signin_history WHERE account_id = ? ORDER BY id DESC LIMIT 1", account_id
+    )
+    return row is not None and row["result"] == result and row["ip"] == ip and row["at"] >= since
+
+
 async def page(db: Executor, account_id: int, *, before: int | None, size: int) -> list[Attempt]:
     """Newest first, `size + 1` rows (the extra one says an older page exists), older than
     `before` (an id) when given."""
