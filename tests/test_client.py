@@ -51,3 +51,14 @@ def test_old_future_altered_and_unbound_answers_are_refused() -> None:
     text = b"KeyAuth_Invalid"
     with pytest.raises(ClientError, match="not JSON"):
         check(text, signed(text))
+
+
+def test_origin_of_is_what_browsers_send() -> None:
+    from licensegate.client import origin_of
+
+    assert origin_of("https://Licenses.Example.com/") == "https://licenses.example.com"
+    assert origin_of("https://licenses.example.com:443/panel/1/") == "https://licenses.example.com"
+    assert origin_of("http://localhost:8000") == "http://localhost:8000"
+    assert origin_of("http://[::1]:8000/x") == "http://[::1]:8000"
+    with pytest.raises(ValueError, match="absolute"):
+        origin_of("licenses.example.com")

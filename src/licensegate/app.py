@@ -25,11 +25,12 @@ from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
 from licensegate.domain import logs, overview, passwordreset
+from licensegate.domain import panel as panel_sessions
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
 from licensegate.store.database import DatabaseUnavailable
-from licensegate.web import dashboard
+from licensegate.web import dashboard, panel
 from licensegate.web.reset import reset_page
 
 log = logging.getLogger("licensegate")
@@ -39,9 +40,9 @@ OVERVIEW_SWEEP = 60  # seconds between looks for overview counts to refresh
 
 
 async def purge_expired_sessions(services: Services) -> None:
-    """Delete expired sessions and those of users whose time ran out, and client logs and tamper
-    reports past their application's retention, now and then, in small batches, for as long as
-    the worker runs."""
+    """Delete expired sessions (client and customer-panel ones) and those of users whose time ran
+    out, and client logs and tamper reports past their application's retention, now and then, in
+    small batches, for as long as the worker runs."""
     while True:
         await asyncio.sleep(PURGE_INTERVAL)
         try:
@@ -53,6 +54,7 @@ async def purge_expired_sessions(services: Services) -> None:
                 if not await session_store.end_without_time(services.db, services.clock.now()):
                     break
             await logs.purge_expired(services.db, services.clock.now())
+            await panel_sessions.purge_expired(services.db, services.clock.now())
         except DatabaseUnavailable as exc:
             log.warning("purging expired sessions or old logs: %s; will try again", exc)
         except Exception:
@@ -353,6 +355,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         Route("/openapi.json", openapi_document, methods=["GET"]),
         Route("/metrics", metrics_page, methods=["GET"]),
         *dashboard.routes(),
+        *panel.routes(),
     ]
     app = Starlette(
         routes=routes,

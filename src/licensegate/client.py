@@ -17,12 +17,15 @@ given. A check that fails raises `TamperedAnswer`; business failures are answers
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import orjson
@@ -129,6 +132,7 @@ class Client:
             raise ValueError(f"dialect must be one of {DIALECTS}")
         self.ownerid = ownerid
         self.name = name
+        self.base_url = base_url.rstrip("/")
         self.dialect: Dialect = dialect
         self.path = f"{base_url.rstrip('/')}/api/{dialect}/"
         self.public_keys = (public_key,) + ((deployment_public_key,) if deployment_public_key else ())
@@ -220,6 +224,11 @@ class Client:
     ) -> Answer:
         return await self.call("login", username=username, **{"pass": password}, hwid=hwid, code=code)
 
+    async def login_with_token(self, username: str, token: str, hwid: str | None = None) -> Answer:
+        """Login with the web loader's one-time token (from the customer panel) instead of a
+        password; `WebLoader` calls it when the panel hands a token over."""
+        return await self.call("login", username=username, token=token, hwid=hwid)
+
     async def register(
         self, username: str, password: str, key: str, email: str | None = None, hwid: str | None = None
     ) -> Answer:
@@ -298,3 +307,210 @@ class Client:
 
     async def disable_2fa(self, code: str) -> Answer:
         return await self.call("2fadisable", code=code)
+
+
+# --- the web loader ---------------------------------------------------------------------------------
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_BUTTON = 99
+
+
+def origin_of(url: str) -> str:
+    """A URL's origin as browsers send it in `Origin` (scheme://host[:port], the default port left out)."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if not scheme or not host:
+        raise ValueError(f"not an absolute URL: {url!r}")
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    return f"{scheme}://{host}" + (
+        f":{port}" if port is not None and port != DEFAULT_PORTS.get(scheme) else ""
+    )
+
+
+class WebLoader:
+    """The desktop side of the customer panel's web loader: a listener on this computer that the
+    panel's page (in the user's browser) talks to.
+
+        async with Client(...) as app:
+            await app.init()
+            async with WebLoader(app, hwid=machine_id()) as loader:   # listens on localhost:1337
+                answer = await loader.wait_for_login()   # the user pressed Connect on the panel
+                while (await loader.button()) != "close": ...
+
+    `GET /handshake?user=<name>&token=<one-time token>` makes the client log in with the token
+    (`Client.login_with_token`); `GET /button?value=<value>&token=<the same token>` delivers a
+    button's value to `button()`. A request is answered only when its `Origin` is the panel's
+    (`panel_origin`, by default the origin of the client's service URL) and its `Host` names this
+    listener: any other web page the user opens (or a DNS-rebinding one) gets 403 and changes
+    nothing. CORS answers name that one origin, never `*`.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        panel_origin: str | None = None,
+        hwid: str | None = None,
+        port: int = 1337,
+        hosts: tuple[str, ...] = ("127.0.0.1", "::1"),
+    ) -> None:
+        self.client = client
+        self.panel_origin = origin_of(panel_origin or client.base_url)
+        self.hwid = hwid
+        self.port = port
+        self.hosts = hosts
+        self.username: str | None = None
+        self._token: str | None = None
+        self._servers: list[asyncio.AbstractServer] = []
+        self._lock = asyncio.Lock()
+        self._login: asyncio.Future[Answer] | None = None
+        self._buttons: asyncio.Queue[str] = asyncio.Queue()
+        self._own_hosts = {f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"}
+
+    async def __aenter__(self) -> WebLoader:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Listen on every loopback address of `hosts` that exists on this computer."""
+        self._login = asyncio.get_running_loop().create_future()
+        for index, host in enumerate(self.hosts):
+            try:
+                self._servers.append(await asyncio.start_server(self._serve, host, self.port))
+            except OSError:
+                if index == 0:
+                    raise  # the first address must work; the others (IPv6) may be missing
+
+    async def close(self) -> None:
+        for server in self._servers:
+            server.close()
+            await server.wait_closed()
+        self._servers.clear()
+
+    async def wait_for_login(self) -> Answer:
+        """The answer of the login the panel's token made (wait until the panel connects; bound
+        the wait with `asyncio.timeout` if need be)."""
+        assert self._login is not None, "start() the listener first"
+        return await asyncio.shield(self._login)
+
+    async def button(self, value: str | None = None) -> str:
+        """The value of the next button the user presses on the panel (with `value`: wait for that
+        one, as KeyAuth's `button("close")` does; other presses are passed over)."""
+        while True:
+            pressed = await self._buttons.get()
+            if value is None or pressed == value:
+                return pressed
+
+    # --- HTTP, as little as the panel's page needs --------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            lines = head.decode("latin-1").split("\r\n")
+            method, target, _version = lines[0].split(" ", 2)
+            headers = {
+                name.strip().lower(): value.strip()
+                for name, _, value in (line.partition(":") for line in lines[1:] if line)
+            }
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ValueError):
+            writer.close()
+            return
+        try:
+            status, body, cors = await self._answer(method, target, headers)
+            writer.write(self._response(status, body, headers.get("origin", "") if cors else ""))
+            await writer.drain()
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    def _response(self, status: int, body: dict[str, Any] | None, origin: str) -> bytes:
+        payload = b"" if body is None else orjson.dumps(body)
+        reason = {
+            200: "OK",
+            204: "No Content",
+            400: "Bad Request",
+            401: "Unauthorized",
+            403: "Forbidden",
+            404: "Not Found",
+            405: "Method Not Allowed",
+            409: "Conflict",
+            502: "Bad Gateway",
+        }
+        lines = [
+            f"HTTP/1.1 {status} {reason.get(status, 'Error')}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(payload)}",
+            "Cache-Control: no-store",
+            "Connection: close",
+            "Vary: Origin",
+        ]
+        if origin:
+            lines += [
+                f"Access-Control-Allow-Origin: {origin}",
+                "Access-Control-Allow-Methods: GET",
+                "Access-Control-Allow-Private-Network: true",
+                "Access-Control-Max-Age: 60",
+            ]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+
+    async def _answer(
+        self, method: str, target: str, headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any] | None, bool]:
+        origin = headers.get("origin", "").lower()
+        if origin != self.panel_origin:
+            return (
+                403,
+                {"success": False, "message": "Only the customer panel may talk to the loader."},
+                False,
+            )
+        if headers.get("host", "").lower() not in self._own_hosts:
+            return 403, {"success": False, "message": "This listener answers only as localhost."}, False
+        if method == "OPTIONS":
+            return 204, None, True
+        if method != "GET":
+            return 405, {"success": False, "message": "Only GET is answered."}, True
+        parts = urlsplit(target)
+        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+        token = query.get("token", "")
+        if parts.path.rstrip("/") == "/handshake":
+            return (*await self._handshake(query.get("user", ""), token), True)
+        if parts.path.rstrip("/") == "/button":
+            return (*self._button(query.get("value", ""), token), True)
+        return 404, {"success": False, "message": "Nothing here."}, True
+
+    async def _handshake(self, user: str, token: str) -> tuple[int, dict[str, Any]]:
+        if not user or not token:
+            return 400, {"success": False, "message": "A handshake names the user and the token."}
+        async with self._lock:  # the page may ask again while the first login is on its way
+            if self._token is not None:
+                if secrets.compare_digest(token, self._token):
+                    return 200, {"success": True, "message": "Signed in."}
+                return 409, {"success": False, "message": "The loader is signed in already."}
+            try:
+                answer = await self.client.login_with_token(user, token, hwid=self.hwid)
+            except ClientError as exc:
+                return 502, {"success": False, "message": f"The service did not answer properly: {exc}"}
+            if not answer.success:
+                return 401, {"success": False, "message": answer.message}
+            self._token, self.username = token, user
+            if self._login is not None and not self._login.done():
+                self._login.set_result(answer)
+            return 200, {"success": True, "message": answer.message}
+
+    def _button(self, value: str, token: str) -> tuple[int, dict[str, Any]]:
+        if self._token is None:
+            return 409, {"success": False, "message": "The loader is not signed in yet."}
+        if not secrets.compare_digest(token, self._token):
+            return 403, {"success": False, "message": "This button comes from another panel session."}
+        if not value or len(value) > MAX_BUTTON:
+            return 400, {"success": False, "message": "A button's value is 1 to 99 characters."}
+        self._buttons.put_nowait(value)
+        return 200, {"success": True, "message": "Received."}

@@ -297,11 +297,21 @@ class Settings:
         50, "dashboard sign-in attempts per address per window", minimum=1
     )
     dashboard_signin_window: int = setting(900, "that window, in seconds", minimum=1)
+    web_loader_port: int = setting(
+        1337,
+        "the local port the customer panel's page looks for the desktop web loader on "
+        "(`http://localhost:<port>/handshake`; KeyAuth's loaders listen on 1337)",
+        minimum=1,
+    )
 
     def __post_init__(self) -> None:
         if not self.database_url:
             object.__setattr__(self, "database_url", default_database_url(self.data_dir))
         object.__setattr__(self, "public_url", self.public_url.rstrip("/"))
+        if not 1 <= self.web_loader_port <= 65535:
+            raise ConfigError(
+                f"LICENSEGATE_WEB_LOADER_PORT must be a TCP port (1 to 65535), got {self.web_loader_port}"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:

@@ -1207,3 +1207,17 @@ TOO_MANY_BUTTONS = E(
     "This application has {maximum} buttons already; delete one first.",
     "The application has as many web-loader buttons as it may.",
 )
+LOADER_TOKEN_INVALID = E(
+    "loader_token_invalid",
+    "forbidden",
+    "This web-loader sign-in is not valid: it expired, was used already or is another user's. "
+    "Sign in on the customer panel and start the loader again.",
+    "Login with `token` (the web loader): the token is unknown, expired (about two minutes), "
+    "already used, its customer-panel session ended, or it was issued to another user.",
+)
+HWID_RESET_COOLDOWN = E(
+    "hwid_reset_cooldown",
+    "conflict",
+    "Your HWID was reset recently; you can reset it again in {remaining}.",
+    "Customer panel: the application's (or the user's own) HWID-reset cooldown has not passed.",
+)

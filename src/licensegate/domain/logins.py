@@ -167,15 +167,17 @@ async def admit(
     otp_code: str | None,
     msg: Messages,
     now: int,
+    otp_checked: bool = False,
 ) -> Login:
     """Everything after the user is known and their secret checked: ban, blacklist, one-time
-    code, HWID, subscriptions; then bind the HWID if one is due and log the session in."""
+    code (unless `otp_checked`: the customer panel asked for it), HWID, subscriptions; then bind
+    the HWID if one is due and log the session in."""
     user = account.user
     user_id: int = user["user_id"]
     if user["user_banned"] is not None:
         raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
     await check_blacklist(db, app, client, msg)
-    if user["otp_enabled"]:
+    if user["otp_enabled"] and not otp_checked:
         await consume_otp(db, box, user_id, user["otp_secret"], otp_code, msg, now)
 
     held = account.hwids
@@ -285,6 +287,11 @@ async def login(
     return await admit(
         db, box, app, account, client, credential=user["username"], otp_code=otp_code, msg=msg, now=now
     )
+
+
+async def find_account(db: Executor, app: ClientApp, username: str) -> Account | None:
+    """The user a client (or the customer panel) names, by the application's rule for names."""
+    return account_of(await _user_rows(db, app, username))
 
 
 async def _user_rows(db: Executor, app: ClientApp, username: str) -> list[AccountRow]:

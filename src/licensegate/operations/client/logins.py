@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from licensegate.domain import lockout, logins
+from licensegate.domain import errorcodes, lockout, logins, panel
 from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
 from licensegate.operations.client.registry import ClientCall, registry
@@ -16,8 +16,22 @@ PASSWORD = Param("pass", required=True, max_length=256, strip=False, secret=True
 KEY = Param("key", required=True, max_length=128, secret=True, doc="the license key")
 HWID = Param("hwid", max_length=256, doc="the machine's hardware id")
 CODE = Param("code", max_length=16, doc="the current two-factor code, when the user turned them on")
+LOGIN_PASSWORD = Param(
+    "pass",
+    max_length=256,
+    strip=False,
+    secret=True,
+    doc="the password; required unless `token` is the web loader's token",
+)
+TOKEN = Param(
+    "token",
+    max_length=128,
+    secret=True,
+    doc="without `pass`: the web loader's one-time token from the customer panel (see docs/clients.md); "
+    "with `pass`: recorded with the session",
+)
 CLIENT_DETAILS = (
-    Param("token", max_length=128, doc="recorded with the session"),
+    TOKEN,
     Param("os", max_length=64, doc="recorded with the session"),
     Param("architecture", max_length=32, doc="recorded with the session"),
     Param("device", max_length=128, doc="recorded with the session"),
@@ -32,8 +46,10 @@ INFO = (
 )
 
 
-def _client(call: ClientCall) -> logins.Client:
+def _client(call: ClientCall, *, token_is_credential: bool = False) -> logins.Client:
     details = {p.name: call.args.opt_text(p.name) for p in CLIENT_DETAILS}
+    if token_is_credential:
+        details.pop("token")  # a secret, even used up: never recorded
     return logins.Client(
         session_id=call.live_session.id,
         ip=call.ip,
@@ -70,6 +86,21 @@ async def _with_password(call: ClientCall, way: Literal["register", "login"]) ->
 async def _sign_in(
     call: ClientCall, way: Literal["register", "login"], username: str, msg: Messages
 ) -> dict[str, Any]:
+    if way == "login" and call.args.opt_text("pass") is None:
+        token = call.args.opt_text("token")
+        if token is None:
+            raise errorcodes.MISSING_PARAMETER(name="pass", param="pass")
+        login = await panel.login_with_handoff(
+            call.db,
+            call.services.secrets,
+            call.app,
+            _client(call, token_is_credential=True),
+            username=username,
+            token=token,
+            msg=msg,
+            now=call.now(),
+        )
+        return {"message": msg("loggedInMsg"), "info": login.info}
     who = (call.db, call.services.passwords, call.services.secrets, call.app, _client(call))
     password = call.args.text("pass")
     if way == "register":
@@ -109,13 +140,15 @@ async def register(call: ClientCall) -> dict[str, Any]:
     group=AUTH,
     summary="Login",
     requires="session",
-    params=[USERNAME, PASSWORD, HWID, CODE, *CLIENT_DETAILS],
+    params=[USERNAME, LOGIN_PASSWORD, HWID, CODE, *CLIENT_DETAILS],
     returns={"info": INFO},
     pinned=False,  # verifies the password
 )
 async def login(call: ClientCall) -> dict[str, Any]:
     """Log the session in with a username and password. An unknown username and a wrong password
-    get the same answer. A user created without a password sets it with their first login.
+    get the same answer. A user created without a password sets it with their first login. The
+    web loader logs in with `token` (from the customer panel, valid about two minutes, once) in
+    place of `pass`: `loader_token_invalid` when it is unknown, expired, used or another user's.
     Refusals, each with the application's message for it: `invalid_credentials`, `user_banned`,
     `blacklisted` (the HWID or IP address is blacklisted; checked at every login), `otp_required`,
     `otp_invalid`, `hwid_mismatch` (HWID lock: not one of the user's HWIDs and no more may be

@@ -62,8 +62,8 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_panel_sessions_user_id"))
         batch_op.drop_index(batch_op.f("ix_panel_sessions_expires_at"))
     op.drop_table("panel_sessions")
-    with op.batch_alter_table("apps", schema=None) as batch_op:
-        batch_op.drop_column("customer_panel")
-        batch_op.drop_column("web_loader_download")
-    with op.batch_alter_table("loader_buttons", schema=None) as batch_op:
-        batch_op.drop_column("position")
+    # Plain ALTER TABLE (SQLite 3.35+ drops a column in place): batch mode would copy `apps` into a
+    # new table and drop the old one, and that DROP would cascade to every application's rows.
+    op.execute("ALTER TABLE apps DROP COLUMN customer_panel")
+    op.execute("ALTER TABLE apps DROP COLUMN web_loader_download")
+    op.execute("ALTER TABLE loader_buttons DROP COLUMN position")
