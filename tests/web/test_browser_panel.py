@@ -88,6 +88,7 @@ class Program:
         self.run(close())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        self.loop.close()
 
 
 def listener(path: str, **headers: str) -> httpx.Response:
