@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from licensegate.clock import MovableClock
 from licensegate.config import Settings
 from licensegate.domain import filestore
 from licensegate.services import Services
@@ -104,6 +105,21 @@ async def test_file_sends_an_uploaded_file_as_lowercase_hex(app: Client, seller:
     assert body["contents"] == body["contents"].lower()
     assert bytes.fromhex(body["contents"]) == ALL_BYTES
     assert (body["name"], body["size"]) == ("payload.dll", len(ALL_BYTES))
+
+
+async def test_each_download_sent_is_counted_for_the_seller(
+    app: Client, seller: Seller, clock: MovableClock
+) -> None:
+    file_id = await upload(seller, b"counted", authed="1")
+    listed = (await seller.ok("fetchfile", id=file_id))["file"]
+    assert (listed["downloads"], listed["downloaded"]) == (0, None)
+    await app.fails("file", 403, "session_not_validated", fileid=file_id)  # refused: not counted
+    await log_in(app, seller)
+    await app.ok("file", fileid=file_id)
+    clock.advance(60)
+    await app.ok("file", fileid=file_id)
+    listed = (await seller.ok("fetchfile", id=file_id))["file"]
+    assert (listed["downloads"], listed["downloaded"]) == (2, clock.now())
 
 
 async def test_file_sends_an_empty_file(app: Client, seller: Seller) -> None:

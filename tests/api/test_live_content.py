@@ -33,6 +33,8 @@ def test_files_upload_and_list_over_the_wire(live_server: LiveServer) -> None:
         "authed": 0,
         "url": None,
         "created": listed["files"][0]["created"],
+        "downloads": 0,
+        "downloaded": None,
     }
     blobs = [
         p for p in (live_server.data_dir / "files").rglob("*") if p.is_file() and not p.name.startswith(".")

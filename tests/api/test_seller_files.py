@@ -119,6 +119,8 @@ async def test_upload_by_multipart_stores_the_content_by_its_digest(
         "authed": 1,
         "url": None,
         "created": 1_800_000_000,
+        "downloads": 0,
+        "downloaded": None,
     }
 
 
@@ -265,7 +267,16 @@ async def test_fetchallfiles_lists_a_page_and_the_total(seller: Seller) -> None:
     body = await seller.ok("fetchallfiles")
     assert [f["id"] for f in body["files"]] == ids
     assert body["count"] == 3
-    assert set(body["files"][0]) == {"id", "name", "size", "authed", "url", "created"}
+    assert set(body["files"][0]) == {
+        "id",
+        "name",
+        "size",
+        "authed",
+        "url",
+        "created",
+        "downloads",
+        "downloaded",
+    }
     page = await seller.ok("fetchallfiles", page=2, limit=2)
     assert ([f["id"] for f in page["files"]], page["count"]) == ([ids[2]], 3)
     await seller.fails("fetchallfiles", 400, "number_out_of_range", page=0)

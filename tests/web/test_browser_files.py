@@ -147,6 +147,8 @@ def test_files_page(tab: Tab, dashboard_server: LiveServer) -> None:
         ).json()
     assert got["success"] is True, got
     assert bytes.fromhex(got["contents"]) == small
+    page.reload()
+    expect(page.locator(".facts")).to_contain_text("1 by programs, the latest")
 
     page.get_by_label("Name", exact=True).fill("Loader 2.exe")
     page.get_by_role("button", name="Rename").click()

@@ -17,7 +17,9 @@ import httpx
 import pytest
 
 from licensegate.config import Settings
+from licensegate.domain import files
 from licensegate.services import Services
+from licensegate.web.templating import when
 from tests.api.test_seller_files import lose
 from tests.conftest import make_settings
 from tests.httpservers import FakeDNS, LocalServer, keep_off_the_network, serving
@@ -72,7 +74,7 @@ async def streamed(body: bytes) -> AsyncIterator[bytes]:
 
 async def rows(services: Services, shop: Shop) -> list[dict[str, Any]]:
     return await services.db.fetch_all(
-        "SELECT file_id, name, url, storage_key, size, authed FROM files WHERE app_id = ? ORDER BY id",
+        "SELECT id, file_id, name, url, storage_key, size, authed FROM files WHERE app_id = ? ORDER BY id",
         shop.app_id,
     )
 
@@ -115,6 +117,7 @@ async def test_upload_list_and_details(services: Services, dash: Dashboard) -> N
     detail = await dash.get(path(shop, row["file_id"]))
     shown = text_of(detail.text)
     assert detail.status_code == 200
+    assert "Downloads None yet" in shown
     assert digest in shown
     assert f"1.8 KiB ({len(content):,} bytes)" in shown
     assert "Uploaded" in shown
@@ -300,6 +303,18 @@ async def test_the_seller_downloads_what_programs_get(services: Services, dash: 
     lost = await dash.http.get(f"{here}/download")
     assert lost.status_code == 404
     assert "missing from storage" in text_of(lost.text)
+
+
+async def test_downloads_by_programs_are_shown(services: Services, dash: Dashboard) -> None:
+    shop = await signed_in(services, dash)
+    await send(dash, path(shop, "upload"), b"popular", "popular.bin")
+    (row,) = await rows(services, shop)
+    for _ in range(3):
+        await files.note_download(services.db, row["id"], services.clock.now())
+    listed = await dash.get(path(shop))
+    assert re.search(r'<td class="num">3</td>', listed.text)
+    detail = text_of((await dash.get(path(shop, row["file_id"]))).text)
+    assert f"Downloads 3 by programs, the latest {when(services.clock.now())}" in detail
 
 
 async def test_delete_all_is_confirmed(services: Services, dash: Dashboard) -> None:

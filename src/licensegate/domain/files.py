@@ -321,6 +321,11 @@ async def _release(content: FileStore, db: Database, key: str) -> None:
 # --- reading (the client API's Download File) ------------------------------------------------
 
 
+async def note_download(db: Executor, row_id: int, now: int) -> None:
+    """Count one download the client API served (the dashboard shows the count and the time)."""
+    await store.count_download(db, row_id, now)
+
+
 async def read_content(
     settings: Settings,
     content: FileStore,

@@ -7,7 +7,9 @@ from typing import Any, TypedDict, cast
 from licensegate.store.database import Executor, Row
 from licensegate.store.paging import PageRequest, escape_like, keyset
 
-_COLUMNS = "id, file_id, name, url, storage_key, size, authed, created_at, updated_at"
+_COLUMNS = (
+    "id, file_id, name, url, storage_key, size, authed, created_at, updated_at, downloads, downloaded_at"
+)
 _SORTS = {"created": "id", "name": "name", "size": "size"}  # the list's sorts -> columns
 
 
@@ -23,6 +25,8 @@ class FileRow(TypedDict):
     authed: int
     created_at: int
     updated_at: int
+    downloads: int  # how many times the client API sent it
+    downloaded_at: int | None  # the latest of them
 
 
 async def insert(
@@ -126,6 +130,12 @@ async def replace_content(
         size,
         now,
         row_id,
+    )
+
+
+async def count_download(db: Executor, row_id: int, now: int) -> int:
+    return await db.execute(
+        "UPDATE files SET downloads = downloads + 1, downloaded_at = ? WHERE id = ?", now, row_id
     )
 
 

@@ -598,6 +598,8 @@ files = sa.Table(
     _flag("authed", 1),
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
+    sa.Column("downloads", sa.BigInteger, nullable=False, server_default="0"),  # Download File answers
+    _time("downloaded_at"),  # the latest of them
     sa.UniqueConstraint("app_id", "file_id"),
     sa.Index(None, "storage_key"),
 )

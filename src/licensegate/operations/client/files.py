@@ -39,7 +39,8 @@ async def download(call: ClientCall) -> dict[str, Any]:
     lowercase hexadecimal text (as KeyAuth sends them), so the response is about twice the
     file's size; files larger than the server's `client_file_bytes` setting are refused. A file
     added by URL is served from the copy taken when it was added (fetched again, through the
-    outbound-request rules, only when that copy has gone missing).
+    outbound-request rules, only when that copy has gone missing). Each download sent is counted
+    for the seller (the file's `downloads`, and the time of the latest).
 
     Refusals: an unknown file is 404 `file_not_found`; a file marked for logged-in sessions only
     (`authed`), asked for by a session that is not logged in, is 403 `session_not_validated`
@@ -70,6 +71,10 @@ async def download(call: ClientCall) -> dict[str, Any]:
     except filestore.ContentMissing:
         log.error("file %s of application %d has no stored content", row["file_id"], call.app.id)
         raise errorcodes.FILE_UNAVAILABLE() from None
+    try:
+        await files.note_download(call.db, row["id"], call.now())
+    except Exception:  # counting is for the seller's eyes: the program gets its file regardless
+        log.exception("download of file %s of application %d not counted", row["file_id"], call.app.id)
     return {
         "message": "File download successful",
         "contents": contents,

@@ -21,7 +21,10 @@ URL = Param(
     secret=True,  # a download URL may carry credentials
     doc="an http(s) URL the file is fetched from now (internal addresses are refused)",
 )
-FILE_FIELDS = "{id, name, size (bytes), authed (0/1), url (or null), created (Unix s)}"
+FILE_FIELDS = (
+    "{id, name, size (bytes), authed (0/1), url (or null), created (Unix s), downloads (how many "
+    "times programs downloaded it), downloaded (Unix s of the latest, or null)}"
+)
 
 
 @registry.operation(
@@ -122,6 +125,8 @@ def file_entry(row: files.FileRow) -> dict[str, Any]:
         "authed": 1 if row["authed"] else 0,
         "url": row["url"],
         "created": row["created_at"],
+        "downloads": int(row["downloads"] or 0),
+        "downloaded": row["downloaded_at"],
     }
 
 

@@ -42,6 +42,7 @@ SPEC = ListSpec(
         Column("size", "Size", sortable=True, numeric=True),
         Column("checksum", "SHA-256"),
         Column("authed", "Who may download"),
+        Column("downloads", "Downloads", numeric=True),
         Column("created", "Added", sortable=True),
     ),
     filters=(Filter("search", "Name", "search", placeholder="Part of a name", max_length=files.MAX_NAME),),
