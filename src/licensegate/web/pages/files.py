@@ -41,7 +41,7 @@ SPEC = ListSpec(
         Column("file_id", "ID"),
         Column("size", "Size", sortable=True, numeric=True),
         Column("checksum", "SHA-256"),
-        Column("authed", "Who may download"),
+        Column("authed", "Access"),
         Column("downloads", "Downloads", numeric=True),
         Column("created", "Added", sortable=True),
     ),
