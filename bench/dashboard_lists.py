@@ -1,7 +1,7 @@
 """How long the dashboard's Licenses list takes with 1,000,000 keys, its Users list with
 1,000,000 users, its User variables list with 1,000,000 variables and the application's overview
-over those keys and users, on SQLite and PostgreSQL,
-and writes docs/benchmarks-dashboard.md (a run of some lists keeps the others' rows).
+over those keys and users, and its Logs page with 1,000,000 client log lines, on SQLite and
+PostgreSQL, and writes docs/benchmarks-dashboard.md (a run of some lists keeps the others' rows).
 
 Server time only: the list's queries through the domain, and the whole page (routing, session,
 queries, template) through the ASGI application in-process, without a network. Page 1 and page
@@ -12,6 +12,7 @@ queries, template) through the ASGI application in-process, without a network. P
     .venv/bin/python bench/dashboard_lists.py --lists users
     .venv/bin/python bench/dashboard_lists.py --lists uservars --variables 1000000
     .venv/bin/python bench/dashboard_lists.py --lists overview --databases sqlite
+    .venv/bin/python bench/dashboard_lists.py --lists logs --logs 1000000
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tests.web.pages import PASSWORD, Shop, browser, make_shop  # noqa: E402
 
 from licensegate.clock import SystemClock  # noqa: E402
 from licensegate.config import Settings  # noqa: E402
-from licensegate.domain import licenses, overview, users, uservars  # noqa: E402
+from licensegate.domain import licenses, logs, overview, users, uservars  # noqa: E402
 from licensegate.domain.licenses import KeyQuery  # noqa: E402
 from licensegate.domain.paging import PageRequest, Position  # noqa: E402
 from licensegate.domain.permissions import Scope  # noqa: E402
@@ -97,15 +98,26 @@ def _analyze(conn: sqlite3.Connection) -> None:
     conn.close()
 
 
-async def _fill(url: str, app_id: int, count: int) -> None:
+RowMaker = Callable[[int, int, int, int, int], list[tuple[Any, ...]]]  # app, start, count, total, now
+
+
+async def _fill(
+    url: str,
+    app_id: int,
+    count: int,
+    table: str = "license_keys",
+    columns: tuple[str, ...] = COLUMNS,
+    make: RowMaker = _rows,
+) -> None:
+    """`count` rows of `table` made by `make` in batches (keys by default), then the statistics."""
     now = int(time.time())
     batch = 100_000
     if url.startswith("sqlite"):
         conn = sqlite3.connect(url.removeprefix("sqlite:///"))
         for start in range(0, count, batch):
             conn.executemany(
-                f"INSERT INTO license_keys ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                _rows(app_id, start, min(batch, count - start), count, now),
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                make(app_id, start, min(batch, count - start), count, now),
             )
             conn.commit()
         _analyze(conn)
@@ -116,11 +128,9 @@ async def _fill(url: str, app_id: int, count: int) -> None:
     try:
         for start in range(0, count, batch):
             await conn.copy_records_to_table(
-                "license_keys",
-                records=_rows(app_id, start, min(batch, count - start), count, now),
-                columns=COLUMNS,
+                table, records=make(app_id, start, min(batch, count - start), count, now), columns=columns
             )
-        await conn.execute("VACUUM ANALYZE license_keys")
+        await conn.execute(f"VACUUM ANALYZE {table}")
     finally:
         await conn.close()
 
@@ -559,6 +569,84 @@ async def _uservars(services: Services, shop: Shop, url: str, count: int) -> lis
     return await _timed(cases) + await _whole_pages(services, shop.owner.username, path, lambda _first: whole)
 
 
+LOG_COLUMNS = ("app_id", "credential", "pcuser", "message", "ip", "created_at")
+LOG_DAYS = 30  # the default retention: what an application holds at most
+RARE = "Crash 0x7f3a"  # in ten lines spread over the month
+
+
+def _log_rows(app_id: int, start: int, count: int, total: int, now: int) -> list[tuple[Any, ...]]:
+    """Lines `start` to `start + count` of `total`, spread evenly over the last LOG_DAYS days:
+    20,000 users (one line in twenty before any login), 20,000 addresses, a heartbeat in five."""
+    span = LOG_DAYS * 86400
+    rows = []
+    for i in range(start, start + count):
+        kind = ("started", "heartbeat", "loaded module core", "checked the licence", "closed")[i % 5]
+        message = f"{RARE} in module {i}" if i % (total // 10) == 7 else f"{kind} #{i}"
+        credential = None if i % 20 == 0 else f"user{i * 7919 % 20000}"
+        address = f"10.{i * 31 % 40}.{i * 17 % 250}.{i * 13 % 250}"
+        rows.append((app_id, credential, f"PC-{i % 5000}", message, address, now - span + i * span // total))
+    return rows
+
+
+async def _logs(services: Services, shop: Shop, url: str, count: int) -> list[tuple[str, float, float]]:
+    """The Logs page (the Tamper logs page runs the same queries on its own table)."""
+    await _fill(url, shop.app_id, count, "client_logs", LOG_COLUMNS, _log_rows)
+    db = services.db
+    deep = await db.fetch_one(
+        "SELECT id, created_at, credential, ip FROM client_logs WHERE app_id = ? AND credential IS NOT NULL "
+        "ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?",
+        shop.app_id,
+        min(PAGE * 1000, count // 2),
+    )
+    assert deep is not None
+    week = deep["created_at"] - 7 * 86400
+    table = logs.CLIENT_LOGS
+
+    newest = PageRequest("created_at", True, PAGE)
+
+    async def browse(where: logs.LogFilter, request: PageRequest = newest) -> None:
+        await logs.browse(db, table, shop.app_id, where, request)
+
+    deep_page = PageRequest("created_at", True, PAGE, Position(deep["created_at"], deep["id"]))
+    day = logs.LogFilter(since=week, until=week + 86399)
+    cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("logs query: page 1, newest first", lambda: browse(logs.LogFilter())),
+        ("logs query: page 1,000, newest first", lambda: browse(logs.LogFilter(), deep_page)),
+        (
+            "logs query: page 1, oldest first",
+            lambda: browse(logs.LogFilter(), PageRequest("created_at", False, PAGE)),
+        ),
+        ("logs query: one user", lambda: browse(logs.LogFilter(credential=deep["credential"]))),
+        ("logs query: one address", lambda: browse(logs.LogFilter(ip=deep["ip"]))),
+        ("logs query: one day a week ago", lambda: browse(day)),
+        (
+            "logs query: one user over a week",
+            lambda: browse(
+                logs.LogFilter(credential=deep["credential"], since=week, until=deep["created_at"])
+            ),
+        ),
+        ("logs query: search, 20% match", lambda: browse(logs.LogFilter(search="heartbeat"))),
+        ("logs query: search, 10 matches", lambda: browse(logs.LogFilter(search=RARE))),
+        (
+            "logs query: search, 10 matches, one day",
+            lambda: browse(logs.LogFilter(search=RARE, since=week, until=week + 86399)),
+        ),
+        ("logs query: count (capped at 10,000)", lambda: logs.count(db, table, shop.app_id)),
+    ]
+    path = f"/dashboard/apps/{shop.app_id}/logs"
+    day_text = time.strftime("%Y-%m-%d", time.gmtime(week))
+    whole = [
+        ("logs whole page: page 1", path),
+        ("logs whole page: page 1,000", f"{path}?after={_cursor(deep['id'], deep['created_at'])}"),
+        ("logs whole page: one user", f"{path}?user={deep['credential']}"),
+        ("logs whole page: one address", f"{path}?ip={deep['ip']}"),
+        ("logs whole page: one day", f"{path}?from={day_text}&to={day_text}"),
+        ("logs whole page: search, 20% match", f"{path}?search=heartbeat"),
+        ("logs whole page: search, 10 matches", f"{path}?search={RARE.replace(' ', '+')}"),
+    ]
+    return await _timed(cases) + await _whole_pages(services, shop.owner.username, path, lambda _first: whole)
+
+
 async def _overview(
     services: Services, shop: Shop, url: str, keys: int, people: int, filled: list[str]
 ) -> list[tuple[str, float, float]]:
@@ -598,7 +686,7 @@ async def _overview(
 
 
 async def _measure(
-    url: str, keys: int, people: int, variables: int, lists: list[str]
+    url: str, keys: int, people: int, variables: int, lists: list[str], lines: int = 0
 ) -> list[tuple[str, float, float]]:
     folder = Path(tempfile.mkdtemp(prefix="lgbench"))
     settings = Settings(data_dir=folder, database_url=url, argon2_time_cost=1, argon2_memory_kib=64)
@@ -616,17 +704,21 @@ async def _measure(
             results += await _uservars(
                 services, await make_shop(services, "varbench", "Var bench"), url, variables
             )
+        if "logs" in lists:
+            results += await _logs(services, await make_shop(services, "logbench", "Log bench"), url, lines)
     finally:
         await services.close()
     return results
 
 
-def _cursor(row_id: int) -> str:
+def _cursor(row_id: int, value: Any = None) -> str:
+    """A page link's position after `row_id` (sorted by `value`; by default the id itself)."""
     import base64
 
     import orjson
 
-    return base64.urlsafe_b64encode(orjson.dumps([row_id, row_id])).decode().rstrip("=")
+    raw = orjson.dumps([row_id if value is None else value, row_id])
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 DESCRIPTIONS = {
@@ -636,6 +728,8 @@ DESCRIPTIONS = {
     "paused, 60% with an HWID and an address)",
     "uservars": "the User variables list of an application holding {variables:,} variables (ten "
     "names a user)",
+    "logs": "the Logs page of an application holding {logs:,} client log lines over 30 days "
+    "(20,000 users and addresses)",
     "overview": "the overview of the application holding the keys and users above (every chart and "
     "users online; at this size keys and users by status and the expiries come from the snapshot "
     "its first view counted, and the background count is what the workers' refresh does every few "
@@ -649,34 +743,38 @@ def _list_of(case: str) -> str:
         return "uservars"
     if case.startswith("overview"):
         return "overview"
+    if case.startswith("logs "):
+        return "logs"
     return "users" if case.startswith("users ") else "licenses"
+
+
+def _first_table() -> tuple[list[str], int, int]:
+    """The current document's lines and where its first table (the figures) starts and ends:
+    the notes after it may hold tables of their own."""
+    lines = OUT.read_text().splitlines() if OUT.exists() else []
+    start = next((i for i, line in enumerate(lines) if line.startswith("| database")), len(lines))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines, start, end
 
 
 def _kept_rows(measured: set[tuple[str, str]]) -> list[str]:
     """The rows of the current document this run does not measure again (a run of some lists
     keeps the others' figures)."""
-    if not OUT.exists():
-        return []
+    lines, start, end = _first_table()
     kept = []
-    for line in OUT.read_text().splitlines():
+    for line in lines[start + 2 : end]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if (
-            line.startswith("| ")
-            and len(cells) == 4
-            and cells[0] != "database"
-            and not cells[0].startswith("-")
-        ) and (cells[0], cells[1]) not in measured:
+        if len(cells) == 4 and (cells[0], cells[1]) not in measured:
             kept.append(line)
     return kept
 
 
 def _kept_notes() -> str:
     """What the current document says after its table (the analysis, written by hand), kept."""
-    if not OUT.exists():
-        return ""
-    lines = OUT.read_text().splitlines()
-    last = max((i for i, line in enumerate(lines) if line.startswith("|")), default=len(lines) - 1)
-    notes = "\n".join(lines[last + 1 :]).strip()
+    lines, _start, end = _first_table()
+    notes = "\n".join(lines[end:]).strip()
     return f"\n{notes}\n" if notes else ""
 
 
@@ -685,6 +783,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--users", type=int, default=1_000_000)
     parser.add_argument("--variables", type=int, default=1_000_000)
+    parser.add_argument("--logs", type=int, default=1_000_000)
     parser.add_argument("--lists", default="licenses,users,uservars")
     parser.add_argument("--databases", default="sqlite,postgres")
     parser.add_argument(
@@ -704,7 +803,9 @@ def main() -> None:
             url = databases.create_postgres_database(f"lgbench_dashboard_{os.getpid()}")
         print(f"{name}: filling {', '.join(lists)} and measuring", file=sys.stderr)
         try:
-            measured_rows = asyncio.run(_measure(url, args.keys, args.users, args.variables, lists))
+            measured_rows = asyncio.run(
+                _measure(url, args.keys, args.users, args.variables, lists, args.logs)
+            )
         finally:
             if name != "sqlite":
                 databases.drop_database(url.rpartition("/")[2])

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from licensegate.clock import MovableClock
+from licensegate.domain import logs
 from licensegate.services import Services
 from licensegate.store import logs as log_store
 from licensegate.store import tamper as tamper_store
@@ -141,6 +142,26 @@ async def test_keyset_pages_and_the_export_of_the_filtered_view(
     assert lines[0] == "id,created_at,credential,pcuser,message,ip"
     assert len(lines) == 11  # line 1 and lines 10-19
     assert ",'=cmd," in lines[1]  # a formula is not left for a spreadsheet to run
+
+
+async def test_counts_stop_at_their_cap(
+    services: Services, dash: Dashboard, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logs, "COUNT_CAP", 20)
+    monkeypatch.setattr(logs, "SEARCH_COUNT_CAP", 5)
+    shop = await make_shop(services)
+    for i in range(30):
+        await log_line(services, shop.app_id, clock.now(), f"line {i:02d}", credential="ann")
+    await dash.sign_in("alice")
+    said = text_of((await dash.get(lp(shop), params={"size": "25"})).text)
+    assert "(more than 20)" in said
+    assert "Stored now More than 20" in said
+    assert "Export more than 20 log lines of this view" in said
+    searched = text_of((await dash.get(lp(shop), params={"size": "25", "search": "line"})).text)
+    assert "(more than 5)" in searched
+    assert "Stored now More than 20" in searched
+    few = text_of((await dash.get(lp(shop), params={"search": "line 0"})).text)
+    assert "(10 in all)" in few  # a first page holding every match is its own count
 
 
 async def test_a_bad_filter_is_refused_next_to_its_field(services: Services, dash: Dashboard) -> None:

@@ -172,6 +172,9 @@ async def listing(
 
 
 COUNT_CAP = 10_000  # a page counts this far; beyond, it says "more than"
+# A search is counted by reading the text of each row until this many match: 10,000 matches of
+# a common word took 135 ms of 150 on PostgreSQL at 1,000,000 lines.
+SEARCH_COUNT_CAP = 1_000
 
 
 async def browse(db: Executor, table: LogTable, app_id: int, where: LogFilter, request: PageRequest) -> Page:
@@ -179,10 +182,15 @@ async def browse(db: Executor, table: LogTable, app_id: int, where: LogFilter, r
     return finish(await store.browse(db, table, app_id, where, request), request)
 
 
+def count_cap(where: LogFilter | None) -> int:
+    """How far a listing with this filter counts before it says "more than"."""
+    return SEARCH_COUNT_CAP if where is not None and where.search is not None else COUNT_CAP
+
+
 async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter | None = None) -> int:
     """How many rows of a log table match `where` (all of them without), counted up to
-    `COUNT_CAP` + 1."""
-    return await store.count(db, table, app_id, where or LogFilter(), COUNT_CAP)
+    `count_cap(where)` + 1."""
+    return await store.count(db, table, app_id, where or LogFilter(), count_cap(where))
 
 
 async def list_page(

@@ -131,17 +131,18 @@ async def listing(visit: Visit, log: LogPage) -> Response:
             if not view.mark(refusal, FIELDS):
                 raise
     total: int | None = None
+    cap: int | None = None  # where the count stopped, when it was counted
     if where is None:
         found = Page([], has_previous=False, has_next=False)
     else:
         found = await _browse(visit, log, app, where, view.request)
         total = known_total(found, view.request)
         if total is None:
-            total = await logs.count(db, log.table, app.id, where)
+            total, cap = await logs.count(db, log.table, app.id, where), logs.count_cap(where)
     stored = total if where is not None and not view.values else await logs.count(db, log.table, app.id)
     identity = (await seller.caller(visit, app)).identity
     quotas = visit.services.settings
-    listed = view.listing(log.path(app), found, total, cap=logs.COUNT_CAP)
+    listed = view.listing(log.path(app), found, total, cap=cap)
     return visit.render(
         "logs/entries.html",
         status=400 if view.errors else 200,
