@@ -107,6 +107,20 @@ async def test_sign_in_with_the_applications_username_and_password(services: Ser
         assert "You are signed out." in text_of(out.text)
         assert await services.db.fetch_value("SELECT COUNT(*) FROM panel_sessions") == 0
 
+        # A new password (set by the seller) ends the panel's sessions.
+        await sign_in(page, shop)
+        await seller_op(services, shop, "resetpw", user="kim", passwd="kim's new password")
+        assert "Sign in" in text_of((await page.get(panel(shop))).text)
+        assert (await page.get("/panel/99999999999999999999999/")).status_code == 404
+        await sign_in(page, shop, password="kim's new password")
+
+        # A disabled application: the panel says so (with the application's message).
+        await seller_op(services, shop, "updatesettings", enabled="0")
+        disabled = await page.get(panel(shop))
+        assert disabled.status_code == 403
+        assert "This application is disabled" in text_of(disabled.text)
+        await seller_op(services, shop, "updatesettings", enabled="1")
+
         # Turned off: the panel is gone, sessions or not.
         await sign_in(page, shop)
         await seller_op(services, shop, "updatesettings", customerpanel="0")

@@ -13,6 +13,7 @@ from licensegate.domain import errorcodes, users
 from licensegate.domain.apps import ClientApp
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
+from licensegate.store import panel as panel_store
 from licensegate.store import passwordreset as store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as user_store
@@ -68,5 +69,6 @@ async def complete(db: Database, passwords: Passwords, *, token: str, password: 
         await user_store.set_password(tx, row["user_id"], password_hash)
         await store.spend_all_for_user(tx, row["user_id"], now)
         await session_store.end_for_user(tx, row["user_id"])
+        await panel_store.delete_for_user(tx, row["user_id"])
     username: str = row["username"]
     return username

@@ -25,6 +25,7 @@ from licensegate.store import apps as app_store
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import grants as grant_store
 from licensegate.store import logins as login_store
+from licensegate.store import panel as panel_store
 from licensegate.store import sessions as session_store
 from licensegate.store import users as store
 from licensegate.store.database import Database, Executor, Row
@@ -366,13 +367,15 @@ async def set_password(
     db: Database, passwords: Passwords, scope: Scope, username: str, password: str | None
 ) -> None:
     """Store a new password, or clear it (None) so that the user's next login sets it. The user's
-    sessions end with the old password (in the same transaction)."""
+    sessions (the program's and the customer panel's) end with the old password (in the same
+    transaction)."""
     user = await get(db, scope, username)
     password_hash = await passwords.hash(password, queue=scope.app_id) if password is not None else None
     async with db.transaction() as tx:
         if await store.set_password(tx, user["id"], password_hash) == 0:
             raise errorcodes.USER_NOT_FOUND(username=username)
         await session_store.end_for_user(tx, user["id"])
+        await panel_store.delete_for_user(tx, user["id"])
 
 
 async def set_email(db: Executor, scope: Scope, username: str, email: str) -> None:

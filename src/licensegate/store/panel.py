@@ -67,6 +67,11 @@ async def delete(db: Executor, session_id: int) -> int:
     return await db.execute("DELETE FROM panel_sessions WHERE id = ?", session_id)
 
 
+async def delete_for_user(db: Executor, user_id: int) -> int:
+    """End the user's panel sessions (their password changed)."""
+    return await db.execute("DELETE FROM panel_sessions WHERE user_id = ?", user_id)
+
+
 async def purge_expired(db: Executor, now: int, idle_before: int) -> int:
     return await db.execute(
         "DELETE FROM panel_sessions WHERE expires_at <= ? OR last_seen_at <= ?", now, idle_before

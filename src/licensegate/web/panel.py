@@ -155,11 +155,15 @@ def _no_panel(request: Request) -> Response:
 def panel_page(handler: Handler, *, signed_in: bool = False) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         services: Services = request.app.state.services
-        opened = await panel.open_panel(services.db, int(request.path_params["app_id"]))
+        app_id = int(request.path_params["app_id"])
+        opened = await panel.open_panel(services.db, app_id) if 0 < app_id < 2**63 else None
         if opened is None:
             return _no_panel(request)
         visit = PanelVisit(request, services, opened)
         try:
+            if not opened.client.enabled:  # the client API refuses it too: nothing to sign in to
+                message = (await visit.messages())("appdisabled")
+                return visit.render("panel/error.html", status=403, message=message)
             return await _run(visit, handler, signed_in)
         except RateLimited as limited:
             response = visit.render("panel/error.html", status=429, message=limited.message)

@@ -383,7 +383,7 @@ async def rename(call: SellerCall) -> dict[str, Any]:
 )
 async def set_password(call: SellerCall) -> dict[str, Any]:
     """Set the user's password, or clear it so that their next login sets it. The user's client
-    sessions end: their next call is refused and they log in again."""
+    sessions and customer-panel sessions end: their next call is refused and they log in again."""
     await users.set_password(
         call.db, call.services.passwords, call.scope, call.args.text("user"), call.args.opt_text("passwd")
     )
