@@ -99,3 +99,50 @@ def test_seller_team_page(tab: Tab, dashboard_server: LiveServer) -> None:
         member.audit("team-refused-manager")
     finally:
         member.context.close()
+
+
+def test_invite_a_manager(tab: Tab, dashboard_server: LiveServer) -> None:
+    """Invited instead of given a password: the link shown once (no SMTP on this server), opened
+    in another browser where the manager chooses its password and signs in; used, it is refused."""
+    page = tab.page
+    open_shop(tab, dashboard_server, "inviter", "Invite Shop")
+    page.get_by_role("navigation", name="Application").get_by_role("link", name="Seller team").click()
+    page.get_by_role("radio", name="Manager").check()
+    page.get_by_label("Username").fill("ivy")
+    page.get_by_label("E-mail (optional)").fill("ivy@example.com")
+    page.get_by_role("radio", name="Chosen by it through an invitation link").check()
+    page.get_by_label("licenses (license keys)").check()
+    page.get_by_role("button", name="Create the account").click()
+    expect(page.get_by_role("heading", name="Invitation link for ivy")).to_be_visible()
+    expect(page.locator("main")).to_contain_text("E-mail is not set up on this server")
+    link = page.locator("#invitation-link").inner_text().strip()
+    assert "/dashboard/invitation?token=" in link
+    tab.audit("team-invited")
+    page.get_by_role("link", name="Go to ivy").click()
+    expect(page.get_by_role("region", name="Invitation link")).to_contain_text("waiting to be used")
+    tab.check_console()
+
+    ivy = open_tab(page.context.browser, dashboard_server.public_url, shots=tab.shots)  # type: ignore[arg-type]
+    try:
+        ivy.page.goto(link)
+        expect(ivy.page.get_by_role("heading", name="Choose your password")).to_be_visible()
+        expect(ivy.page.locator("main")).to_contain_text("the manager ivy of the application Invite Shop")
+        ivy.page.get_by_label("Password", exact=True).fill(MEMBER_PASSWORD)
+        ivy.page.get_by_label("Password again").fill("something else 42")
+        ivy.page.get_by_role("button", name="Set my password").click()
+        expect(ivy.page.locator("#f-confirm-error")).to_contain_text("The two passwords differ.")
+        ivy.audit("team-invitation")
+        ivy.page.get_by_label("Password", exact=True).fill(MEMBER_PASSWORD)
+        ivy.page.get_by_label("Password again").fill(MEMBER_PASSWORD)
+        ivy.page.get_by_role("button", name="Set my password").click()
+        expect(ivy.page.get_by_role("status")).to_contain_text("Your password is set, ivy")
+        sign_in(ivy, "ivy", MEMBER_PASSWORD)
+        offered = ivy.page.get_by_role("navigation", name="Application").get_by_role("link")
+        expect(offered.filter(has_text="Licenses")).to_be_visible()
+        again = ivy.page.goto(link)
+        assert again is not None
+        assert again.status == 400
+        expect(ivy.page.get_by_role("heading", name="Link expired")).to_be_visible()
+        ivy.check_console()
+    finally:
+        ivy.context.close()

@@ -115,6 +115,7 @@ TABLES = (
     "webhook_deliveries",
     "loader_buttons",
     "files",
+    "team_invitations",
 )
 
 

@@ -1078,6 +1078,13 @@ SETUP_LINK_INVALID = E(
     "This setup link has expired or was used already. Run `licensegate serve` again for a new one.",
     "The first-run setup link has expired or made its account already.",
 )
+INVITATION_INVALID = E(
+    "invitation_invalid",
+    "forbidden",
+    "This invitation link has expired, was used already or was replaced by a newer one. Ask the "
+    "application's owner for a new one.",
+    "A team account's invitation link is not live (expired, used or replaced).",
+)
 NAME_MISMATCH = E(
     "name_mismatch",
     "invalid",

@@ -30,6 +30,7 @@ from licensegate.domain.permissions import (
 )
 from licensegate.domain.sellerkeys import issue_key
 from licensegate.passwords import Passwords
+from licensegate.store import invitations as invitation_store
 from licensegate.store import licenses as license_store
 from licensegate.store import team as store
 from licensegate.store import users as user_store
@@ -429,6 +430,8 @@ async def edit_account(
         await store.update_account(
             tx, before["account_id"], email=email, password_hash=password_hash, disabled=disabled
         )
+        if password_hash is not None:  # a password given: an invitation link is not needed
+            await invitation_store.cancel(tx, before["account_id"])
         await store.update_member(tx, before["account_id"], key_levels=levels, permissions=granted)
         after = await store.find_member_by_id(tx, before["account_id"])
     assert after is not None

@@ -285,6 +285,20 @@ email_changes = sa.Table(
     sa.Index(None, "account_id"),
 )
 
+# A team account's invitation link, with which it chooses its own password (one per account,
+# single-use, expiring); only the link's SHA-256 is kept.
+team_invitations = sa.Table(
+    "team_invitations",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("token_hash", nullable=False),
+    _time("created_at", nullable=False),
+    _time("expires_at", nullable=False),
+    sa.UniqueConstraint("token_hash"),
+    sa.Index(None, "account_id"),
+)
+
 # One-time links that let someone create an account (the first-run owner); only digests kept.
 setup_links = sa.Table(
     "setup_links",

@@ -1,5 +1,6 @@
 """Seller team: the application's resellers (balance per key duration, allowed levels) and
-managers (permission areas), creating one (role, username, e-mail, password; levels or areas),
+managers (permission areas), creating one (role, username, e-mail, a password or an invitation
+link with which it chooses its own (`domain.invitations`); levels or areas),
 a member's page to add to or take from a reseller's balance, change its levels or a manager's
 areas (checkboxes), disable it, and delete it (confirmed). Every change runs the seller
 operation of the same effect (`addAccount`, `setbalance`, `editreseller`, `editmanager`,
@@ -13,7 +14,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
-from licensegate.domain import errorcodes, permissions, team
+from licensegate.domain import errorcodes, invitations, permissions, team
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import MANAGER, MANAGER_AREAS, RESELLER, Area
 from licensegate.operations.seller.team import AMOUNTS
@@ -21,14 +22,17 @@ from licensegate.web import seller
 from licensegate.web.balances import BUCKET_LABELS, history_context
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.pages.apps import record
 from licensegate.web.pages.sellerkeys import AREA_HINTS
-from licensegate.web.visit import Visit, page
+from licensegate.web.visit import Access, Visit, error_page, page
 
 AREA: Area = "team"
 SLUG = "team"
 register(Section("Seller team", SLUG, AREA))
 
 ROLES = ((RESELLER, "Reseller"), (MANAGER, "Manager"))
+PASSWORD, INVITE = "password", "invite"
+ACCESS = ((PASSWORD, "Typed below by you"), (INVITE, "Chosen by it through an invitation link"))
 # setbalance's parameter (the form field) of each bucket.
 AMOUNT_OF_BUCKET = {bucket: name for name, bucket in AMOUNTS.items()}
 # Where a refusal is shown: parameter names and error codes -> form fields.
@@ -103,10 +107,12 @@ async def listing(
         buckets=BUCKET_LABELS,
         path=app.path(SLUG),
         roles=ROLES,
+        access=ACCESS,
         areas=_manager_areas(),
         errors=errors or {},
         form={
             "role": form.get("role") or RESELLER,
+            "access": INVITE if form.get("access") == INVITE else PASSWORD,
             "username": form.get("username"),
             "email": form.get("email"),
             "keylevels": form.get("keylevels"),
@@ -116,14 +122,17 @@ async def listing(
 
 
 async def create(visit: Visit) -> Response:
-    """Create a reseller or a manager that signs in with the username and password given."""
+    """Create a reseller or a manager that signs in with the username and the password given, or
+    (invited) with the password it chooses through the link shown once (and e-mailed)."""
     app = await _open(visit)
     form = visit.form
     role = form.get("role").strip().lower()
+    invited = form.get("access") == INVITE
     params = {
         "role": role,
         "user": form.get("username").strip(),
-        "pass": form.get("password"),
+        # Invited: a random password nobody is shown, until the link sets its own.
+        "pass": invitations.unknown_password() if invited else form.get("password"),
     }
     if form.get("email").strip():
         params["email"] = form.get("email").strip()
@@ -139,8 +148,43 @@ async def create(visit: Visit) -> Response:
     except Refusal as refusal:
         errors = seller.field_error(refusal, CREATE_FIELDS)
         return await listing(visit, app=app, errors=errors, status=seller.status_of(refusal))
+    if invited:
+        row = await team.get_member(visit.services.db, app.id, body["username"])
+        return await _invite(visit, app, dict(row), created=True)
     visit.flash(f"The {body['role']} {body['username']} is created; it signs in with the password given.")
     return visit.redirect(app.path(f"{SLUG}/{body['username']}"))
+
+
+async def _invite(visit: Visit, app: AppPage, row: dict[str, Any], *, created: bool = False) -> Response:
+    """A new invitation link for the account (an earlier one stops working), e-mailed when the
+    account has an address and the server can send, and shown this once."""
+    services, name = visit.services, row["username"]
+    token, expires_at = await invitations.issue(services.db, row["account_id"], visit.now())
+    url = invitations.link(services.settings.public_url, token)
+    emailed = bool(row["email"]) and services.mailer.configured
+    if emailed:
+        invitations.send(
+            services.mailer, row["email"], url=url, username=name, role=row["role"], app_name=app.app["name"]
+        )
+    await record(visit, app.id, "inviteAccount", name, after={"expires_at": expires_at, "emailed": emailed})
+    return visit.render(
+        "team/invited.html",
+        title=f"Invitation link for {name} · Seller team · {app.app['name']}",
+        app=app.app,
+        nav=app.nav,
+        member=row,
+        created=created,
+        url=url,
+        expires_at=expires_at,
+        emailed=emailed,
+        mail_on=services.mailer.configured,
+        path=app.path(f"{SLUG}/{name}"),
+    )
+
+
+async def invite(visit: Visit) -> Response:
+    app = await _open(visit)
+    return await _invite(visit, app, await _member(visit, app))
 
 
 async def _member(visit: Visit, app: AppPage) -> dict[str, Any]:
@@ -163,6 +207,7 @@ async def member(
     edited = posted == "edit"
     held = permissions.names(row["permissions"] & MANAGER_AREAS)
     made_keys, made_users = await team.made_by(visit.services.db, app.id, row["account_id"])
+    invitation = await invitations.pending(visit.services.db, row["account_id"], visit.now())
     return visit.render(
         "team/member.html",
         status=status,
@@ -179,6 +224,7 @@ async def member(
         back=app.path(SLUG),
         made_keys=made_keys,
         made_users=made_users,
+        invitation=invitation,
         **(
             await history_context(visit, row["account_id"], app.path(f"{SLUG}/{row['username']}"))
             if row["role"] == RESELLER
@@ -272,6 +318,56 @@ async def delete(visit: Visit) -> Response:
     return visit.redirect(app.path(SLUG))
 
 
+# --- the invited account's side: choosing its password (no sign-in) --------------------------
+
+
+def _accept_form(
+    visit: Visit, account: Any, token: str, *, errors: dict[str, str] | None = None, status: int = 200
+) -> Response:
+    return visit.render(
+        "team/invitation.html",
+        status=status,
+        title="Choose your password",
+        account=account,
+        token=token,
+        errors=errors or {},
+    )
+
+
+GONE = errorcodes.INVITATION_INVALID.message
+
+
+async def invitation_page(visit: Visit) -> Response:
+    """The link: who it is for, and the form (opening it changes nothing)."""
+    token = visit.request.query_params.get("token", "")[: invitations.MAX_TOKEN]
+    account = await invitations.check(visit.services.db, token, visit.now())
+    if account is None:
+        return error_page(visit, 400, "Link expired", GONE)
+    return _accept_form(visit, account, token)
+
+
+async def invitation_accept(visit: Visit) -> Response:
+    services, form = visit.services, visit.form
+    token = form.get("token")[: invitations.MAX_TOKEN]
+    account = await invitations.check(services.db, token, visit.now())
+    if account is None:
+        return error_page(visit, 400, "Link expired", GONE)
+    if form.get("password") != form.get("confirm"):
+        return _accept_form(
+            visit, account, token, errors={"confirm": "The two passwords differ."}, status=400
+        )
+    try:
+        username = await invitations.accept(
+            services.db, services.passwords, token, form.get("password"), visit.now()
+        )
+    except Refusal as refusal:
+        if refusal.error == errorcodes.INVITATION_INVALID.code:
+            return error_page(visit, 400, "Link expired", GONE)
+        return _accept_form(visit, account, token, errors={"password": refusal.message}, status=400)
+    visit.flash(f"Your password is set, {username}: sign in with it.")
+    return visit.redirect("/dashboard/signin")
+
+
 PATH = "/apps/{app_id:int}/" + SLUG
 MEMBER = PATH + "/{member}"
 ROUTES = [
@@ -281,4 +377,7 @@ ROUTES = [
     Route(MEMBER + "/balance", page(balance), methods=["POST"]),
     Route(MEMBER + "/edit", page(edit), methods=["POST"]),
     Route(MEMBER + "/delete", page(delete), methods=["POST"]),
+    Route(MEMBER + "/invite", page(invite), methods=["POST"]),
+    Route("/invitation", page(invitation_page, Access.PUBLIC), methods=["GET"]),
+    Route("/invitation", page(invitation_accept, Access.PUBLIC), methods=["POST"]),
 ]
