@@ -5,7 +5,8 @@ sent; a file fetched from a URL on a loopback server, an internal address refuse
 field; on the file's page its content replaced (progress again) under the same id, which the
 seller downloads and a program too once the file is open to any program; renamed, deleted
 through the dialog; every file deleted; an upload after the session ended leads to the sign-in
-page. Without script the same forms post as plain forms. Pages audited."""
+page. On a slow line (Chromium's network emulation) the bar shows part of the file sent, and the
+upload is cancelled. Without script the same forms post as plain forms. Pages audited."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def upload_and_watch(page: Page, form: str, button: str, name: str, content: byt
     page.evaluate(WATCH_PROGRESS)
     section = page.get_by_role("form", name=form)
     section.get_by_label(re.compile(r"^(File|New content)")).set_input_files(payload(name, content))
-    section.get_by_role("button", name=button).click()
+    section.get_by_role("button", name=button, exact=True).click()
     expect(page.get_by_role("form", name=form).locator(".upload-said")).to_contain_text(
         f"Upload complete: {name}", timeout=30_000
     )
@@ -99,7 +100,7 @@ def test_files_page(tab: Tab, dashboard_server: LiveServer) -> None:
     upload.get_by_label("File", exact=True).set_input_files(payload("huge.iso", b"h" * (3 * MIB + 1)))
     posted: list[str] = []
     page.on("request", lambda request: posted.append(request.url) if request.method == "POST" else None)
-    upload.get_by_role("button", name="Upload").click()
+    upload.get_by_role("button", name="Upload", exact=True).click()
     expect(page.locator("#f-file-error")).to_contain_text("larger than the limit of 3 MiB")
     assert posted == []
     expect(page.get_by_label("File", exact=True)).to_have_attribute("aria-invalid", "true")
@@ -171,7 +172,7 @@ def test_files_page(tab: Tab, dashboard_server: LiveServer) -> None:
     tab.context.clear_cookies()
     upload = page.get_by_role("form", name="Upload a file")
     upload.get_by_label("File", exact=True).set_input_files(payload("late.bin", b"late"))
-    upload.get_by_role("button", name="Upload").click()
+    upload.get_by_role("button", name="Upload", exact=True).click()
     expect(page).to_have_url(re.compile(r"/dashboard/signin$"))
     expect(page.get_by_role("button", name="Sign in")).to_be_visible()
     tab.check_console()
@@ -187,14 +188,14 @@ def test_files_without_script(chromium: Browser, dashboard_server: LiveServer) -
         page.get_by_role("navigation", name="Application").get_by_role("link", name="Files").click()
         upload = page.get_by_role("form", name="Upload a file")
         upload.get_by_label("File", exact=True).set_input_files(payload("plain.bin", b"plain content"))
-        upload.get_by_role("button", name="Upload").click()
+        upload.get_by_role("button", name="Upload", exact=True).click()
         expect(page.locator("#flash")).to_contain_text("plain.bin is added as file")
         expect(page.get_by_role("table", name="Files")).to_contain_text("13 bytes")
         # Just over the limit: the server reads it, refuses it next to the field (413).
         upload = page.get_by_role("form", name="Upload a file")
         upload.get_by_label("File", exact=True).set_input_files(payload("over.bin", b"o" * (3 * MIB + 1)))
         with page.expect_response(re.compile(r"/files/upload$")) as answer:
-            upload.get_by_role("button", name="Upload").click()
+            upload.get_by_role("button", name="Upload", exact=True).click()
         assert answer.value.status == 413
         expect(page.locator("#f-file-error")).to_contain_text("larger than the limit of 3 MiB")
         page.get_by_role("button", name="Delete plain.bin").click()
@@ -204,3 +205,44 @@ def test_files_without_script(chromium: Browser, dashboard_server: LiveServer) -
         tab.check_console()
     finally:
         tab.context.close()
+
+
+def test_an_upload_on_a_slow_line_shows_its_progress_and_can_be_cancelled(
+    tab: Tab, dashboard_server: LiveServer
+) -> None:
+    dashboard_server.create_account("slowseller", PASSWORD)
+    page = tab.page
+    sign_in(tab, "slowseller")
+    _create_app(tab, "Slow Shop")
+    page.get_by_role("navigation", name="Application").get_by_role("link", name="Files").click()
+    line = tab.context.new_cdp_session(page)  # Chromium's network emulation: 256 KiB/s up
+    line.send("Network.enable")
+    line.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 20, "downloadThroughput": -1, "uploadThroughput": 256 * 1024},
+    )
+    form = page.get_by_role("form", name="Upload a file")
+    form.get_by_label("File", exact=True).set_input_files(payload("slow.bin", os.urandom(2 * MIB)))
+    form.get_by_role("button", name="Upload", exact=True).click()
+    bar = form.locator("progress")
+    # Part of the file has gone, not all of it: the bar and its text say how much.
+    page.wait_for_function(
+        "() => { const bar = document.querySelector('#upload-progress');"
+        " return bar.value > 0 && bar.value < bar.max * 0.9; }",
+        timeout=20_000,
+    )
+    expect(form.locator(".upload-said")).to_contain_text(re.compile(r"\d+% sent \(.+ of 2 MiB\)"))
+    expect(form.get_by_role("button", name="Upload", exact=True)).to_be_disabled()
+    form.locator("progress").scroll_into_view_if_needed()
+    tab.audit("files-uploading")
+    form.get_by_role("button", name="Cancel the upload").click()
+    expect(page.locator("#flash")).to_contain_text("The upload was cancelled; nothing was changed.")
+    expect(bar).to_be_hidden()
+    expect(form.get_by_role("button", name="Upload", exact=True)).to_be_enabled()
+    line.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    page.reload()
+    expect(page.get_by_role("table", name="Files")).to_contain_text("No files yet")
+    tab.check_console()

@@ -403,12 +403,17 @@
     cancel.hidden = false;
     box.hidden = false;
     submit.disabled = true;
+    var saidPercent = -10;
     xhr.upload.addEventListener("progress", function (event) {
       if (event.lengthComputable && event.total > 0) {
         bar.max = event.total;
         bar.value = event.loaded;
-        said.textContent = Math.floor((100 * event.loaded) / event.total) + "% sent (" +
-          sizeText(event.loaded) + " of " + sizeText(event.total) + ")";
+        // The text (a live region) changes every 10% only, so a screen reader is not flooded.
+        var percent = Math.floor((100 * event.loaded) / event.total);
+        if (percent >= saidPercent + 10) {
+          saidPercent = percent - (percent % 10);
+          said.textContent = percent + "% sent (" + sizeText(event.loaded) + " of " + sizeText(event.total) + ")";
+        }
       }
     });
     xhr.upload.addEventListener("load", function () {
