@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from licensegate.clock import MovableClock
+from licensegate.domain import totp
 from licensegate.services import Services
 from licensegate.store import users as user_store
 from tests.helpers import Client, make_user
@@ -248,3 +249,32 @@ async def test_a_token_login_keeps_the_rules_of_every_login(services: Services) 
         assert row["validated"] == 1
         assert row["client_token"] is None
         assert token not in str(dict(row))
+
+
+async def test_a_user_with_two_factor_codes_gives_one_to_the_panel_not_to_the_loader(
+    services: Services, clock: MovableClock
+) -> None:
+    shop, _kim = await a_shop_with_a_panel(services)
+    async with browser(services) as page:
+        program = Client(page.http, shop.ownerid, "Shop")
+        await program.init()
+        await program.ok("login", username="kim", hwid=HWID, **{"pass": PASSWORD})
+        secret = (await program.ok("2faenable"))["2fa"]["secret_code"]
+        await program.ok("2faenable", code=totp.code_at(secret, totp.step_of(clock.now())))
+        clock.advance(30)
+
+        asked = await sign_in(page, shop)
+        assert asked.status_code == 403
+        assert "two-factor" in text_of(asked.text).lower()
+        assert page.cookie(f"lg_panel_{shop.app_id}") is None
+        await page.get(panel(shop))
+        code = totp.code_at(secret, totp.step_of(clock.now()))
+        signed = await page.post(
+            panel(shop, "signin"), {"username": "kim", "password": PASSWORD, "code": code}
+        )
+        assert "You are signed in." in text_of(signed.text)
+        # The panel checked the code: the loader's token login needs none.
+        token = (await issue(page, shop)).json()["token"]
+        loader = program.fresh()
+        await loader.init()
+        await loader.ok("login", username="kim", token=token, hwid=HWID)
