@@ -8,6 +8,9 @@ the same rules as soon as its routes are mounted).
 - An owner reaches nothing of another owner's application: every route answers 403 (the same as
   for an application that does not exist) without a word of the other application's data, and no
   POST changes anything.
+- Outside an application (the account pages, the application list), whoever is signed in (another
+  owner, a manager, a reseller) sees and changes only its own account: another account's session
+  or security key ids posted there end or touch nothing, and none of its data is shown.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from licensegate.web.dashboard import dashboard_app
 from licensegate.web.navigation import SECTIONS, SectionArea
 from tests.helpers import user_id_of
 from tests.web.pages import (
+    PASSWORD,
     Dashboard,
     Shop,
     browser,
@@ -390,3 +394,110 @@ async def test_a_manager_with_every_area_never_reaches_the_audit_log_nor_the_sec
         assert "the application secret, shown above to the owner" in integration.text
         for path in ("/dashboard/account", "/dashboard/apps"):
             assert secret not in (await dash.get(path)).text
+
+
+# --- routes outside an application: the signed-in account's own pages ---------------------------
+
+OWN_MAIL = "alice-hidden@example.org"
+OWN_KEY = "Zanzibar security key"
+
+
+def account_routes() -> list[tuple[str, str]]:
+    """Every dashboard route that is not an application's and acts on the signed-in account (its
+    account pages, the application list): a route added later is covered too."""
+    found: list[tuple[str, str]] = []
+    router: Any = dashboard_app().app  # type: ignore[attr-defined]
+    for route in router.routes:
+        own = isinstance(route, Route) and (route.path in ("/", "/apps") or route.path.startswith("/account"))
+        if own:
+            found += [(route.path, m) for m in sorted(route.methods or ()) if m != "HEAD"]
+    return found
+
+
+async def alices_own(services: Services) -> list[Any]:
+    """What is alice's alone: her account row, security keys, sessions, pending e-mail change."""
+    db = services.db
+    account = await db.fetch_one(
+        "SELECT id, email, password_hash, totp_secret, disabled FROM accounts WHERE username = 'alice'"
+    )
+    assert account is not None
+    return [
+        tuple(account.values()),
+        [
+            tuple(r.values())
+            for r in await db.fetch_all("SELECT id, name FROM passkeys WHERE account_id = ?", account["id"])
+        ],
+        [
+            tuple(r.values())
+            for r in await db.fetch_all(
+                "SELECT id FROM dashboard_sessions WHERE account_id = ?", account["id"]
+            )
+        ],
+        await db.fetch_value("SELECT COUNT(*) FROM email_changes WHERE account_id = ?", account["id"]),
+    ]
+
+
+@pytest.mark.parametrize("who", ["bob", "manager", "reseller"])
+async def test_account_pages_show_and_change_only_the_signed_in_account(services: Services, who: str) -> None:
+    """Signed in as another owner, a manager or a reseller of alice's application: every account
+    route, GET and POST (with alice's session and security key ids as bait), shows nothing of
+    alice's account and changes nothing of it."""
+    from licensegate.store import passkeys as passkey_store
+
+    shop, _values = await populate(services)
+    await services.db.execute("UPDATE accounts SET email = ? WHERE id = ?", OWN_MAIL, shop.owner.id)
+    if who == "bob":
+        await make_shop(services, "bob", "Bob Shop")
+    else:
+        await make_member(services, shop, who, who, permissions="licenses" if who == "manager" else None)
+    routes = account_routes()
+    assert {
+        ("/account", "GET"),
+        ("/account/sessions/end", "POST"),
+        ("/account/passkeys/remove", "POST"),
+    } <= set(routes)
+    async with browser(services) as alice, browser(services) as other:
+        await alice.sign_in("alice")  # (before her security key: no second step)
+        passkey_id = await passkey_store.insert(
+            services.db,
+            account_id=shop.owner.id,
+            credential_id="zanzibar-credential",
+            public_key="AQID",
+            sign_count=0,
+            transports="usb",
+            name=OWN_KEY,
+            now=services.clock.now(),
+        )
+        session_id = await services.db.fetch_value(
+            "SELECT MAX(id) FROM dashboard_sessions WHERE account_id = ?", shop.owner.id
+        )
+        before = await alices_own(services)
+        await other.sign_in(who)
+        bait = {
+            **BAIT,
+            "session": str(session_id),
+            "passkey": str(passkey_id),
+            "name": "renamed by " + who,
+            "current": PASSWORD,
+            "password": PASSWORD,
+            "email_password": PASSWORD,
+            "new": "a new password 42",
+            "confirm": "a new password 42",
+            "new_email": "bait@example.org",
+            "code": "000000",
+            "token": "bait",
+        }
+        hidden = [OWN_MAIL, OWN_KEY] + ([SECRET_NAME] if who == "bob" else [])
+        for path, method in sorted(routes, key=lambda r: r[1]):  # every GET before any POST
+            url = "/dashboard" + path
+            if method == "GET":
+                answer = await other.get(url)
+            else:
+                await other.get("/dashboard/account")  # a fresh CSRF token (a POST may end the session)
+                answer = await other.post(url, dict(bait), follow=False)
+            assert answer.status_code < 500, f"{method} {path}: {answer.status_code}"
+            shown = text_of(answer.text)
+            for secret in hidden:
+                assert secret not in shown, f"{method} {path} shows {secret!r}"
+        assert await alices_own(services) == before
+        assert (await alice.get("/dashboard/account")).url.path == "/dashboard/account"  # still signed in
