@@ -149,6 +149,18 @@ def test_panel_sign_in_token_loader_login_and_buttons(panel_tab: Tab, panel_serv
         )
         assert rebound.status_code == 403
         assert listener("/button?value=start&token=x", origin=server.public_url).status_code == 409
+        preflight = httpx.options(
+            f"http://127.0.0.1:{LOADER_PORT}/handshake",
+            headers={"origin": server.public_url, "access-control-request-private-network": "true"},
+            timeout=10,
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == server.public_url
+        assert preflight.headers["access-control-allow-private-network"] == "true"
+        posted = httpx.post(
+            f"http://127.0.0.1:{LOADER_PORT}/handshake", headers={"origin": server.public_url}
+        )
+        assert posted.status_code == 405
 
         login = asyncio.run_coroutine_threadsafe(program.loader.wait_for_login(), program.loop)
         page.get_by_role("button", name="Connect to the loader").click()
