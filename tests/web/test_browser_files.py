@@ -198,6 +198,13 @@ def test_files_without_script(chromium: Browser, dashboard_server: LiveServer) -
             upload.get_by_role("button", name="Upload", exact=True).click()
         assert answer.value.status == 413
         expect(page.locator("#f-file-error")).to_contain_text("larger than the limit of 3 MiB")
+        # Far over: refused from its declared length, unread.
+        upload = page.get_by_role("form", name="Upload a file")
+        upload.get_by_label("File", exact=True).set_input_files(payload("far.bin", b"f" * (6 * MIB)))
+        with page.expect_response(re.compile(r"/files/upload$")) as answer:
+            upload.get_by_role("button", name="Upload", exact=True).click()
+        assert answer.value.status == 413
+        expect(page.locator("#f-file-error")).to_contain_text("larger than the limit of 3 MiB")
         page.get_by_role("button", name="Delete plain.bin").click()
         expect(page.get_by_role("heading", name="Delete the file plain.bin?")).to_be_visible()
         page.get_by_role("button", name="Delete the file").click()
