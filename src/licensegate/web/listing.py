@@ -100,6 +100,11 @@ class ListSpec:
 def _check(spec: Filter, raw: str, choices: tuple[tuple[str, str], ...]) -> None:
     if len(raw) > spec.max_length:
         raise errorcodes.INVALID_VIEW(f"The filter '{spec.label}' is too long.", param=spec.name)
+    if any(ord(char) < 32 or ord(char) == 127 for char in raw):
+        # PostgreSQL refuses a NUL in text outright; no value worth finding holds a control character.
+        raise errorcodes.INVALID_VIEW(
+            f"The filter '{spec.label}' holds a control character.", param=spec.name
+        )
     if spec.kind == "select" and raw not in {value for value, _label in choices}:
         raise errorcodes.INVALID_VIEW(
             f"'{raw[:32]}' is not a choice of the filter '{spec.label}'.", param=spec.name
