@@ -267,21 +267,22 @@ class FastPaths:
             request_id = ids.new_request_id()
             ids.current_request.set(request_id)  # what an unexpected fault's log line names
         status = 500  # unless an answer starts
-
-        async def noting_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
         receive = BodyDeadline(scope, receive, self.body_timeout, self.longest_body)
         try:
             route = self.routes.get(scope["path"])
             if route is not None and scope["method"] in route[0]:
                 scope["app"] = self.app  # what `request.app` reads
                 response = await route[1](Request(scope, receive))
-                await response(scope, receive, noting_status)
+                status = response.status_code  # the hot routes' answers: no `send` to watch
+                await response(scope, receive, send)
             else:
+
+                async def noting_status(message: Message) -> None:
+                    nonlocal status
+                    if message["type"] == "http.response.start":
+                        status = message["status"]
+                    await send(message)
+
                 await self.app(scope, receive, noting_status)
         finally:
             self._note(scope, status, metrics.now() - started, request_id)
