@@ -83,34 +83,38 @@ class MemoryRateLimiter:
     def __init__(self, clock: Clock, workers: int = 1) -> None:
         self._clock = clock
         self._workers = max(1, workers)
-        self._counts: dict[str, tuple[int, int]] = {}  # bucket -> (window end, count)
+        # (window, key) -> (window end, count); in this process's memory only, so no digest is needed
+        self._counts: dict[tuple[int, str], tuple[int, int]] = {}
         self._hits_since_sweep = 0
+
+    def _count(self, key: str, limit: int, window: int, now: int) -> int:
+        end = (now // window + 1) * window
+        bucket = (window, key)
+        current = self._counts.get(bucket)
+        count = current[1] + 1 if current is not None and current[0] == end else 1
+        self._counts[bucket] = (end, count)
+        if count > -(-limit // self._workers):  # the worker's share, rounded up
+            return max(1, end - now)
+        return 0
 
     async def hit(self, key: str, limit: int, window: int) -> int:
         now = self._clock.now()
-        end = (now // window + 1) * window
-        bucket = f"{window}:{key}"  # in this process's memory only, so no digest is needed
-        current_end, count = self._counts.get(bucket, (end, 0))
-        if current_end != end:
-            count = 0
-        count += 1
-        self._counts[bucket] = (end, count)
         self._sweep(now)
-        if count > math.ceil(limit / self._workers):
-            return max(1, end - now)
-        return 0
+        return self._count(key, limit, window, now)
 
     async def peek(self, key: str, limit: int, window: int) -> int:
         now = self._clock.now()
         end = (now // window + 1) * window
-        current_end, count = self._counts.get(f"{window}:{key}", (end, 0))
+        current_end, count = self._counts.get((window, key), (end, 0))
         if current_end == end and count >= math.ceil(limit / self._workers):
             return max(1, end - now)
         return 0
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
+        now = self._clock.now()
+        self._sweep(now)
         for key, limit, window in checks:
-            retry_after = await self.hit(key, limit, window)
+            retry_after = self._count(key, limit, window, now)
             if retry_after:
                 return retry_after
         return 0

@@ -76,11 +76,13 @@ async def handle(
         overrides = await services.messages.get(db, app.id)
         raise errorcodes.APP_PAUSED(Messages(overrides)("pausedApp"))
     ip = client_ip(request.scope, settings.trusted_proxies)
-    await _limit(services, app, session, ip)
+    counted_ip = counted_as(ip)
+    await _limit(services, app, session, counted_ip)
     call = ClientCall(
         services=services,
         args=op.parse_args(raw),
         ip=ip,
+        counted_ip=counted_ip,
         ownerid=ownerid,
         app=app,
         session=session,
@@ -96,13 +98,13 @@ async def handle(
     return await answering.respond(services, dialect.shape(op.type, success), 200)
 
 
-async def _limit(services: Services, app: ClientApp, session: ClientSession | None, ip: str) -> None:
+async def _limit(services: Services, app: ClientApp, session: ClientSession | None, counted_ip: str) -> None:
     """The client API's rate limits, narrowest first: the caller's address (at this application),
     its session, then the whole application (far above what one address may send, so one abuser
     cannot use it up for everyone). A request refused by one is not counted by the broader ones."""
     settings = services.settings
     window = settings.client_limit_window
-    checks = [(f"client-address:{app.id}:{counted_as(ip)}", settings.client_address_limit, window)]
+    checks = [(f"client-address:{app.id}:{counted_ip}", settings.client_address_limit, window)]
     if session is not None:
         checks.append((f"client-session:{app.id}:{session.id}", settings.client_session_limit, window))
     checks.append((f"client:{app.id}", app.client_rate_limit, app.client_rate_window))

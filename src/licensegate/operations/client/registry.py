@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from licensegate.addresses import counted_as
 from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited
@@ -20,6 +19,7 @@ class ClientCall:
     services: Services
     args: Args
     ip: str
+    counted_ip: str  # what rate limits count `ip` as (`addresses.counted_as`), worked out once
     ownerid: str
     app: ClientApp
     session: ClientSession | None
@@ -56,7 +56,7 @@ class ClientCall:
         settings = self.services.settings
         limiter = self.services.limiter
         retry_after = await limiter.hit(
-            f"auth:{self.app.id}:{credential}:{counted_as(self.ip)}",
+            f"auth:{self.app.id}:{credential}:{self.counted_ip}",
             self.app.auth_rate_limit,
             self.app.auth_rate_window,
         ) or await limiter.peek(
@@ -73,7 +73,7 @@ class ClientCall:
         )
 
     def _address_bucket(self) -> str:
-        return f"auth-address:{self.app.id}:{counted_as(self.ip)}"
+        return f"auth-address:{self.app.id}:{self.counted_ip}"
 
 
 registry: Registry[ClientCall] = Registry("client")
