@@ -51,6 +51,7 @@ class Target:
     method: str
     paths: Callable[[], list[str]]  # asked again before every run (first uses need fresh keys)
     sequential: bool = False  # each path sent at most once
+    url: str = ""  # the server it is sent to, when not the bench's main one (--signing)
 
 
 @dataclass
@@ -168,6 +169,38 @@ def seed_client(server: LiveServer, args: argparse.Namespace) -> list[Target]:
 
 
 SEEDERS: list[Callable[[LiveServer, argparse.Namespace], list[Target]]] = [seed_client, seed_seller]
+UNSIGNED_SERVE = [sys.executable, str(Path(__file__).with_name("unsigned.py"))]
+SIGNED_TWINS = ("client init (1.3)", "License Login (re-check)", "License Login (re-check, 1.3)")
+
+
+def unsigned_name(name: str) -> str:
+    """`License Login (re-check)` -> `License Login (re-check, unsigned)`."""
+    return name[:-1] + ", unsigned)" if name.endswith(")") else name + " (unsigned)"
+
+
+def unsigned_twins(targets: list[Target], url: str) -> list[Target]:
+    """The same calls sent to a server of the same code and database whose answers go unsigned
+    (bench/unsigned.py): the difference is what signing costs under load."""
+    return [
+        Target(unsigned_name(target.name), target.method, target.paths, target.sequential, url)
+        for target in targets
+        if target.name in SIGNED_TWINS
+    ]
+
+
+def signing_costs(flavour: str, results: dict[tuple[str, str], Result]) -> list[str]:
+    """One line per measured pair: the throughput signing takes away."""
+    lines: list[str] = []
+    for name in SIGNED_TWINS:
+        signed, unsigned = results.get((flavour, name)), results.get((flavour, unsigned_name(name)))
+        if signed is None or unsigned is None:
+            continue
+        with_rps, without_rps = statistics.median(signed.rps), statistics.median(unsigned.rps)
+        lines.append(
+            f"| {flavour} | {name} | {with_rps:,.0f} | {without_rps:,.0f} | "
+            f"{100 * (1 - with_rps / without_rps):.1f}% |"
+        )
+    return lines
 
 
 def run_wrk(
@@ -217,26 +250,37 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
         url = prepare_database(flavour, folder)
         migrate.upgrade(url)  # before the server starts
         create_app(url, folder, "warmup", "warmup")
-        server = start_server(
-            url,
-            folder,
-            args.workers,
-            LICENSEGATE_SELLER_RATE_LIMIT=UNLIMITED,
-            LICENSEGATE_CLIENT_ADDRESS_LIMIT=UNLIMITED,  # the load comes from one address
-            LICENSEGATE_CLIENT_SESSION_LIMIT=UNLIMITED,
-        )
+        limits = {
+            "LICENSEGATE_SELLER_RATE_LIMIT": UNLIMITED,
+            "LICENSEGATE_CLIENT_ADDRESS_LIMIT": UNLIMITED,  # the load comes from one address
+            "LICENSEGATE_CLIENT_SESSION_LIMIT": UNLIMITED,
+        }
+        server = start_server(url, folder, args.workers, **limits)
+        unsigned: LiveServer | None = None
         try:
             targets = [Target("healthz", "GET", lambda: ["/healthz"])]
             for seed in SEEDERS:
                 targets.extend(seed(server, args))
+            if args.signing:
+                unsigned = start_server(
+                    url, folder, args.workers, command=UNSIGNED_SERVE, log_name="unsigned.log", **limits
+                )
+                targets.extend(unsigned_twins(targets, unsigned.url))
             if args.targets:
                 targets = [target for target in targets if target.name in args.targets]
             for target in targets:  # warm-up: imports, statement caches, connection pools
-                run_wrk(server.url, target, folder, 3, args.connections, args.threads)
+                run_wrk(target.url or server.url, target, folder, 3, args.connections, args.threads)
             for round_no in range(args.rounds):
                 order = targets if round_no % 2 == 0 else list(reversed(targets))
                 for target in order:
-                    stats = run_wrk(server.url, target, folder, args.duration, args.connections, args.threads)
+                    stats = run_wrk(
+                        target.url or server.url,
+                        target,
+                        folder,
+                        args.duration,
+                        args.connections,
+                        args.threads,
+                    )
                     result = results.setdefault((flavour, target.name), Result(flavour, target.name))
                     result.rps.append(stats["requests"] / (stats["duration_us"] / 1e6))
                     result.p50.append(stats["p50_us"] / 1000)
@@ -249,6 +293,8 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
                     )
         finally:
             server.stop()
+            if unsigned is not None:
+                unsigned.stop()
             if flavour == "postgres":
                 databases.drop_database(url.rpartition("/")[2])
 
@@ -289,7 +335,7 @@ def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, 
         "```",
         f".venv/bin/python bench/run.py --databases {','.join(args.databases)} --duration {args.duration} "
         f"--rounds {args.rounds} --connections {args.connections} --threads {args.threads} "
-        f"--workers {args.workers}",
+        f"--workers {args.workers}{' --signing' if args.signing else ''}",
         "```",
         "",
         f"Each target: `wrk -t{args.threads} -c{args.connections} -d{args.duration}s --latency "
@@ -313,6 +359,19 @@ def write_report(path: Path, args: argparse.Namespace, results: dict[tuple[str, 
                 f"| {db} | {result.target} | {rps:,.0f} | {share} | {statistics.median(result.p50):.2f} | "
                 f"{statistics.median(result.p99):.2f} | {result.errors} |"
             )
+    costs = [line for flavour in args.databases for line in signing_costs(flavour, results)]
+    if costs:
+        lines += [
+            "",
+            "## What signing costs",
+            "",
+            "The same calls against a second server of the same code and database whose answers go",
+            "unsigned (`bench/unsigned.py`, a bench-only stand-in), measured in the same rounds:",
+            "",
+            "| database | operation | signed req/s | unsigned req/s | throughput signing takes |",
+            "|---|---|---|---|---|",
+            *costs,
+        ]
     lines += [
         "",
         "## What the operations do",
@@ -364,10 +423,16 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument(
+        "--signing",
+        action="store_true",
+        help="also send the 1.3 and re-check calls to an unsigned server (bench/unsigned.py): "
+        "what signing costs in throughput",
+    )
+    parser.add_argument(
         "--targets",
-        type=lambda s: [name.strip() for name in s.split(",") if name.strip()],
+        type=lambda s: [name.strip() for name in s.split("|") if name.strip()],
         default=[],
-        help="comma-separated operation names to measure (default: all)",
+        help="operation names to measure, separated by | (names hold commas; default: all)",
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,16 +114,25 @@ def seller_call(
 
 
 def start_server(
-    database_url: str, data_dir: Path, workers: int = 2, /, public_host: str | None = None, **env: str
+    database_url: str,
+    data_dir: Path,
+    workers: int = 2,
+    /,
+    public_host: str | None = None,
+    command: Sequence[str] = LICENSEGATE,
+    log_name: str = "server.log",
+    **env: str,
 ) -> LiveServer:
     """`public_host`: the host name its public URL (links it prints, the dashboard's WebAuthn
-    origin) names, e.g. localhost, which browsers accept for security keys where 127.0.0.1 fails."""
+    origin) names, e.g. localhost, which browsers accept for security keys where 127.0.0.1 fails.
+    `command`: what runs `serve` (the bench's unsigned stand-in, say); `log_name`: its log file
+    in `data_dir` (two servers on one folder each keep their own)."""
     port = free_port()
     if public_host is not None:
         env["LICENSEGATE_PUBLIC_URL"] = f"http://{public_host}:{port}"
-    with open(data_dir / "server.log", "wb") as log:  # the server writes through its own copy
+    with open(data_dir / log_name, "wb") as log:  # the server writes through its own copy
         process = subprocess.Popen(
-            [*LICENSEGATE, "serve", "--port", str(port), "--workers", str(workers)],
+            [*command, "serve", "--port", str(port), "--workers", str(workers)],
             env=server_env(database_url, data_dir, **env),
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -132,7 +142,7 @@ def start_server(
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited early: {(data_dir / 'server.log').read_text()}")
+            raise RuntimeError(f"server exited early: {(data_dir / log_name).read_text()}")
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                 return LiveServer(
