@@ -139,6 +139,22 @@ async def test_the_whitelist(services: Services, dash: Dashboard) -> None:
     for ip in ("192.0.2.1", "10.9.0.0/16", "2001:db8::/32"):
         added = await dash.post(white(shop), {"ip": ip})
         assert f"{ip} is whitelisted." in text_of(added.text)
+    await seller_op(services, shop, "addWhite", ip="198.51.100.0/24")  # a seller operation ("test")
+    await services.db.execute(
+        "INSERT INTO whitelist (app_id, value, created_at) VALUES (?, '203.0.113.5', 1)", shop.app_id
+    )
+    listed = await dash.get(white(shop))
+    rows = {
+        code.group(1): text_of(row)
+        for row in re.findall(r"<tr>(.*?)</tr>", listed.text, re.S)
+        if (code := re.search(r"<code>([^<]+)</code>", row))
+    }
+    # Where each came from: who added it, as the audit log recorded it.
+    assert "Added by alice (dashboard)" in rows["10.9.0.0/16"]
+    assert "Added by alice (test)" in rows["198.51.100.0/24"]
+    assert "Added directly" in rows["203.0.113.5"]  # no record of who (added before it was kept)
+    for extra in ("198.51.100.0/24", "203.0.113.5"):
+        await dash.post(white(shop, "delete"), {"ip": extra, "confirmed": "1"})
     listed = await dash.get(white(shop))
     assert WHITE.findall(listed.text) == ["2001:db8::/32", "10.9.0.0/16", "192.0.2.1"]
     assert WHITE.findall((await dash.get(white(shop), params={"value": "10.9.1.1/16"})).text) == [

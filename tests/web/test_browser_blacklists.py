@@ -1,6 +1,7 @@
-"""In Chromium, against a real server: the Blacklist page after a ban (where each entry came
-from), an address added, a bad one refused next to its field (htmx), one entry removed through
-the dialog; the Whitelist page; both audited for accessibility."""
+"""In Chromium, against a real server: the Blacklist page (where each entry came from), an
+address and a HWID added, a bad one refused next to its field (htmx), one entry removed through
+the dialog, every entry removed after a confirmation; the Whitelist page (who added each entry),
+one added and removed, then every one; both audited for accessibility."""
 
 from __future__ import annotations
 
@@ -44,17 +45,30 @@ def test_blacklist_and_whitelist_pages(tab: Tab, dashboard_server: LiveServer) -
     page.get_by_role("button", name="Blacklist", exact=True).click()
     expect(page.get_by_role("status")).to_contain_text("198.51.100.7 is blacklisted.")
     expect(table.locator("tbody tr")).to_have_count(3)
+    page.get_by_role("textbox", name="HWID (optional)").fill("S-1-5-21-FORM-2002")
+    page.get_by_role("button", name="Blacklist", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text("S-1-5-21-FORM-2002 is blacklisted.")
+    expect(table.locator("tbody tr")).to_have_count(4)
+    expect(table).to_contain_text("Added by blackseller (dashboard)")
     tab.audit("blacklist")
 
     page.get_by_label("Type").select_option("hwid")
     page.get_by_role("button", name="Apply").click()
     expect(page).to_have_url(re.compile(r"kind=hwid"))
-    expect(table.locator("tbody tr")).to_have_count(1)
+    expect(table.locator("tbody tr")).to_have_count(2)
     page.get_by_role("button", name="Remove S-1-5-21-DIRECT-1001").click()
     dialog = page.get_by_role("dialog")
     expect(dialog).to_contain_text("Remove S-1-5-21-DIRECT-1001 from the blacklist")
     dialog.get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("status")).to_contain_text("S-1-5-21-DIRECT-1001 is no longer blacklisted.")
+    page.get_by_label("Type").select_option("")
+    page.get_by_role("button", name="Apply").click()
+    expect(table.locator("tbody tr")).to_have_count(3)
+    page.get_by_role("button", name="Remove every entry…").click()
+    expect(page.get_by_role("heading", name="Empty the blacklist?")).to_be_visible()
+    page.get_by_role("button", name="Empty the blacklist").click()
+    expect(page.get_by_role("status")).to_contain_text("The blacklist is empty (3 entries removed).")
+    nav.get_by_role("link", name="Blacklist").click()
 
     nav.get_by_role("link", name="Whitelist").click()
     expect(page.get_by_role("heading", name="Whitelist", exact=True)).to_be_visible()
@@ -62,7 +76,14 @@ def test_blacklist_and_whitelist_pages(tab: Tab, dashboard_server: LiveServer) -
     page.get_by_role("button", name="Whitelist", exact=True).click()
     expect(page.get_by_role("status")).to_contain_text("192.0.2.0/24 is whitelisted.")
     expect(page.get_by_role("table", name="Whitelist")).to_contain_text("192.0.2.0/24")
+    expect(page.get_by_role("table", name="Whitelist")).to_contain_text("Added by blackseller (dashboard)")
+    page.get_by_label("IP address or range").fill("198.51.100.9")
+    page.get_by_role("button", name="Whitelist", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text("198.51.100.9 is whitelisted.")
     tab.audit("whitelist")
+    page.get_by_role("button", name="Remove 198.51.100.9").click()
+    page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_contain_text("198.51.100.9 is no longer whitelisted.")
     page.get_by_role("button", name="Remove every entry…").click()
     expect(page.get_by_role("heading", name="Empty the whitelist?")).to_be_visible()
     page.get_by_role("button", name="Empty the whitelist").click()

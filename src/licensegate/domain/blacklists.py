@@ -23,6 +23,7 @@ from typing import Any
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import Refusal
 from licensegate.domain.paging import Page, PageRequest, finish
+from licensegate.store import audit as audit_store
 from licensegate.store import blacklists as store
 from licensegate.store import whitelist as white_store
 from licensegate.store.database import Database, Executor
@@ -308,8 +309,14 @@ async def browse_whites(db: Executor, app_id: int, *, value: str | None, request
     """One keyset page of the whitelist, `value` exactly (an address or range in any form)."""
     if value is not None:
         value = _as_listed(value)
-    rows = await white_store.browse(db, app_id, value=value, request=request)
-    return finish([dict(row) for row in rows], request)
+    rows = [dict(row) for row in await white_store.browse(db, app_id, value=value, request=request)]
+    # Who added each entry, as the audit log (append-only) recorded its `addWhite`.
+    actors = await audit_store.newest_actors(
+        db, app_id, "addWhite", [f"whitelist:{r['value']}" for r in rows]
+    )
+    for row in rows:
+        row["added_by"] = actors.get(f"whitelist:{row['value']}")
+    return finish(rows, request)
 
 
 async def count(db: Executor, app_id: int) -> int:

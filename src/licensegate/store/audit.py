@@ -21,6 +21,21 @@ async def last_hash(db: Executor, app_id: int) -> str | None:
     return value
 
 
+async def newest_actors(db: Executor, app_id: int, action: str, targets: list[str]) -> dict[str, str]:
+    """Who made the newest `action` entry of each of `targets` (those that have one)."""
+    if not targets:
+        return {}
+    marks = ", ".join("?" * len(targets))
+    rows = await db.fetch_all(
+        f"SELECT target, actor FROM audit_log WHERE app_id = ? AND target IN ({marks}) AND action = ? "
+        "ORDER BY id",
+        app_id,
+        *targets,
+        action,
+    )
+    return {row["target"]: row["actor"] for row in rows}  # in id order: the newest stays
+
+
 async def insert(
     db: Executor,
     *,

@@ -45,7 +45,11 @@ BLACK_SPEC = ListSpec(
     empty_text="The blacklist is empty. Add a HWID or an address below.",
 )
 WHITE_SPEC = ListSpec(
-    columns=(Column("value", "Address or range"), Column("created", "Added", sortable=True)),
+    columns=(
+        Column("value", "Address or range"),
+        Column("origin", "Came from"),
+        Column("created", "Added", sortable=True),
+    ),
     filters=(Filter("value", "Address or range", "search", placeholder="A whole address or range"),),
     default_sort="created",
     empty_text="The whitelist is empty.",
