@@ -108,6 +108,7 @@ def test_logs_and_tamper_logs_pages(tab: Tab, dashboard_server: LiveServer) -> N
     table = page.get_by_role("table", name=re.compile("Tamper logs"))
     expect(table).to_contain_text("debugger attached")
     expect(table).to_contain_text("x64dbg")
+    expect(table.locator('a[href*="/users/"]')).to_have_text("kim")  # the signed-in user's page
     expect(page.locator("#kept")).to_contain_text("only records it")
     tab.audit("tamper-logs")
     page.get_by_label("Search").fill("nothing like it")

@@ -16,6 +16,7 @@ from licensegate.domain import logs
 from licensegate.services import Services
 from licensegate.store import logs as log_store
 from licensegate.store import tamper as tamper_store
+from tests.helpers import user_id_of
 from tests.web.pages import Dashboard, Shop, browser, make_member, make_shop, seller_op, text_of
 
 pytestmark = pytest.mark.anyio
@@ -35,10 +36,13 @@ async def log_line(services: Services, app_id: int, now: int, message: str, **se
     await log_store.insert(services.db, app_id, message=message, now=now, **fields)
 
 
-async def tamper_report(services: Services, app_id: int, now: int, reason: str, **sent: str | None) -> None:
-    """A tamper report (`sent`: credential, hwid, ip, details) made before any login."""
+async def tamper_report(
+    services: Services, app_id: int, now: int, reason: str, user_id: int | None = None, **sent: str | None
+) -> None:
+    """A tamper report (`sent`: credential, hwid, ip, details) of a session logged in as
+    `user_id` (None: before any login)."""
     fields = {"credential": None, "hwid": None, "ip": None, "details": None, **sent}
-    await tamper_store.insert(services.db, app_id, user_id=None, reason=reason, now=now, **fields)
+    await tamper_store.insert(services.db, app_id, user_id=user_id, reason=reason, now=now, **fields)
 
 
 def messages_on(page_html: str) -> list[str]:
@@ -156,7 +160,7 @@ async def test_counts_stop_at_their_cap(
     said = text_of((await dash.get(lp(shop), params={"size": "25"})).text)
     assert "(more than 20)" in said
     assert "Stored now More than 20" in said
-    assert "Export more than 20 log lines of this view" in said
+    assert "Export the log lines of this view (more than 20):" in said
     searched = text_of((await dash.get(lp(shop), params={"size": "25", "search": "line"})).text)
     assert "(more than 5)" in searched
     assert "Stored now More than 20" in searched
@@ -237,6 +241,36 @@ async def test_tamper_reports_are_listed_searched_and_exported(
     ]
     header = (await dash.get(lp(shop, "export", "tamper-logs"))).text.splitlines()[0]
     assert header == "id,created_at,credential,hwid,reason,details,ip"
+
+
+async def test_a_report_names_its_user_and_a_ban_that_followed(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    shop = await make_shop(services)
+    await make_member(services, shop, "manager", "logkeeper", permissions="logs")
+    for name in ("kim", "lee"):
+        await seller_op(services, shop, "adduser", user=name, expiry="30")
+        await tamper_report(
+            services,
+            shop.app_id,
+            clock.now(),
+            f"debugger of {name}",
+            await user_id_of(services, shop.app_id, name),
+        )
+    await tamper_report(services, shop.app_id, clock.now(), "before login")
+    await seller_op(services, shop, "banuser", user="kim", reason="Tamper detected: debugger of kim")
+    kim = await user_id_of(services, shop.app_id, "kim")
+    await dash.sign_in("alice")
+    page = await dash.get(lp(shop, slug="tamper-logs"))
+    said = text_of(page.text)
+    assert "kim Banned for tampering" in said
+    assert "lee Banned" not in said
+    assert f'href="/dashboard/apps/{shop.app_id}/users/{kim}"' in page.text
+    async with browser(services) as manager:  # without the users area: the name, not its page
+        await manager.sign_in("logkeeper")
+        shown = await manager.get(lp(shop, slug="tamper-logs"))
+        assert "kim Banned for tampering" in text_of(shown.text)
+        assert "/users/" not in shown.text
 
 
 async def test_retention_quota_and_forwarding_are_shown(

@@ -5,7 +5,7 @@ user's sessions. The owner lists them (filtered as client logs are) and clears t
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from licensegate.domain import errorcodes, logs, users
 from licensegate.domain.apps import ClientApp
@@ -86,6 +86,13 @@ async def list_page(
 ) -> tuple[list[TamperRow], int]:
     rows, total = await logs.listing(db, store.TAMPER_LOGS, app_id, where, limit=limit, offset=offset)
     return cast("list[TamperRow]", rows), total
+
+
+async def users_of(db: Executor, app_id: int, rows: list[dict[str, Any]]) -> dict[int, store.ReportingUser]:
+    """The users a page of reports came from, by id; a ban this service made for a report says
+    so in its reason (`BAN_REASON_PREFIX`)."""
+    ids = sorted({row["user_id"] for row in rows if row.get("user_id") is not None})
+    return {user["id"]: user for user in await store.users_of(db, app_id, ids)}
 
 
 async def delete_all(db: Executor, app_id: int) -> int:

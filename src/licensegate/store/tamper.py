@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from licensegate.store.database import Executor
 from licensegate.store.logs import LogTable
 
 TAMPER_LOGS = LogTable(
     "tamper_logs",
-    "id, credential, hwid, ip, reason, details, created_at",
+    "id, user_id, credential, hwid, ip, reason, details, created_at",
     searched=("reason", "details", "hwid"),
 )
 
@@ -19,6 +19,7 @@ class TamperRow(TypedDict):
     """A row of `TAMPER_LOGS`."""
 
     id: int
+    user_id: int | None  # the session's user when it was logged in (None once deleted)
     credential: str | None
     hwid: str | None
     ip: str | None
@@ -52,3 +53,24 @@ async def insert(
         now,
     )
     return log_id
+
+
+class ReportingUser(TypedDict):
+    """The user a tamper report came from, as the Tamper logs page shows it."""
+
+    id: int
+    username: str
+    banned_reason: str | None
+
+
+async def users_of(db: Executor, app_id: int, user_ids: list[int]) -> list[ReportingUser]:
+    """The application's users among `user_ids` (one page of reports: at most 200)."""
+    if not user_ids:
+        return []
+    marks = ", ".join("?" * len(user_ids))
+    rows = await db.fetch_all(
+        f"SELECT id, username, banned_reason FROM users WHERE app_id = ? AND id IN ({marks})",
+        app_id,
+        *user_ids,
+    )
+    return cast("list[ReportingUser]", rows)

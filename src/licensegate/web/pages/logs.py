@@ -83,6 +83,7 @@ TAMPER = LogPage(
     "deltamperlogs",
     _spec(
         (
+            Column("user", "Signed-in user"),
             Column("reason", "Reason"),
             Column("details", "Details"),
             Column("hwid", "HWID"),
@@ -141,6 +142,10 @@ async def listing(visit: Visit, log: LogPage) -> Response:
             total, cap = await logs.count(db, log.table, app.id, where), logs.count_cap(where)
     stored = total if where is not None and not view.values else await logs.count(db, log.table, app.id)
     identity = (await seller.caller(visit, app)).identity
+    if log is TAMPER:  # the user each report came from, and whether it is banned now
+        reporters = await tamper.users_of(db, app.id, found.rows)
+        for row in found.rows:
+            row["user"] = reporters.get(row["user_id"]) if row["user_id"] is not None else None
     quotas = visit.services.settings
     listed = view.listing(log.path(app), found, total, cap=cap)
     return visit.render(
@@ -159,6 +164,8 @@ async def listing(visit: Visit, log: LogPage) -> Response:
         settings_url=app.path("settings") + "/general#f-logretention"
         if permissions.allows(identity.permissions, "settings")
         else None,
+        users_url=app.path("users") if permissions.allows(identity.permissions, "users") else None,
+        tamper_ban=tamper.BAN_REASON_PREFIX,
         quota=quotas.log_lines_per_session if log is CLIENT else quotas.tamper_reports_per_session,
         forwarding=bool(app.app["log_webhook_url"]),
         tamper_action=app.app["tamper_action"],
