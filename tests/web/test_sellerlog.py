@@ -107,7 +107,9 @@ async def test_bad_views_are_refused_not_failed(services: Services, dash: Dashbo
     for params in ({"status": "299"}, {"key": "abc"}, {"key": "999999"}, {"operation": "nope"}):
         answer = await dash.get(sl(shop), params=params)
         assert answer.status_code == 400, params
-        assert "Not accepted" in text_of(answer.text)
+        [(name, value)] = params.items()
+        assert f'id="flt-{name}-error">&#39;{value}&#39; is not a choice of the filter' in answer.text
+        assert "Correct the filter marked above" in text_of(answer.text)
     assert (await dash.get(sl(shop, "export"), params={"format": "xls"})).status_code == 400
 
 

@@ -24,6 +24,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.paging import MAX_SIZE, Page, PageRequest, Position
 
 SIZES = (25, 50, 100, MAX_SIZE)
+NOTHING = Page([], has_previous=False, has_next=False)  # what a view with a refused filter lists
 
 
 @dataclass(frozen=True, slots=True)

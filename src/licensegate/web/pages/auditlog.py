@@ -14,7 +14,7 @@ from starlette.routing import Route
 from licensegate.domain import audit
 from licensegate.domain.paging import Page, PageRequest
 from licensegate.web import export as export_view
-from licensegate.web.listing import Column, Filter, ListSpec, View
+from licensegate.web.listing import NOTHING, Column, Filter, ListSpec, View
 from licensegate.web.navigation import OWNER_ONLY, AppPage, Section, open_app, register
 from licensegate.web.visit import Visit, page
 
@@ -43,9 +43,11 @@ SPEC = ListSpec(
 )
 
 
-async def _open(visit: Visit) -> tuple[AppPage, View]:
+async def _open(visit: Visit, *, marked: bool = False) -> tuple[AppPage, View]:
+    """The application and the view asked for (`marked`: a bad filter value kept with its
+    message, for the list to show next to its field)."""
     app = await open_app(visit, int(visit.request.path_params["app_id"]), OWNER_ONLY)
-    return app, SPEC.read(visit.request.query_params)
+    return app, SPEC.read(visit.request.query_params, marked=marked)
 
 
 async def _browse(visit: Visit, app: AppPage, view: View, request: PageRequest) -> Page:
@@ -65,13 +67,14 @@ def _json(value: Any) -> str:
 
 
 async def listing(visit: Visit, *, verified: audit.Verification | None = None) -> Response:
-    app, view = await _open(visit)
-    found = await _browse(visit, app, view, view.request)
+    app, view = await _open(visit, marked=True)
+    found = NOTHING if view.errors else await _browse(visit, app, view, view.request)
     for row in found.rows:
         row["before_text"], row["after_text"] = _json(row["before"]), _json(row["after"])
     listed = view.listing(app.path(SLUG), found, None)
     return visit.render(
         "logs/audit.html",
+        status=400 if view.errors else 200,
         title=f"Audit log · {app.app['name']}",
         app=app.app,
         nav=app.nav,

@@ -21,7 +21,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import export as export_view
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
-from licensegate.web.listing import Column, Filter, ListSpec, View
+from licensegate.web.listing import NOTHING, Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Handler, Visit, page
 
@@ -134,7 +134,7 @@ async def listing(visit: Visit, log: LogPage) -> Response:
     total: int | None = None
     cap: int | None = None  # where the count stopped, when it was counted
     if where is None:
-        found = Page([], has_previous=False, has_next=False)
+        found = NOTHING
     else:
         found = await _browse(visit, log, app, where, view.request)
         total = known_total(found, view.request)

@@ -19,7 +19,7 @@ from licensegate.operations.seller import registry
 from licensegate.web import export as export_view
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
-from licensegate.web.listing import Column, Filter, ListSpec, View
+from licensegate.web.listing import NOTHING, Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Visit, page
 
@@ -67,8 +67,9 @@ SPEC = ListSpec(
 )
 
 
-async def _open(visit: Visit) -> tuple[AppPage, View, bool]:
-    """The application, the view asked for (the key filter's choices are the application's keys)
+async def _open(visit: Visit, *, marked: bool = False) -> tuple[AppPage, View, bool]:
+    """The application, the view asked for (the key filter's choices are the application's keys;
+    `marked`: a bad filter value kept with its message, for the list to show next to its field)
     and whether the signed-in account may change the application's settings."""
     app = await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
     identity = (await seller.caller(visit, app)).identity
@@ -78,7 +79,7 @@ async def _open(visit: Visit) -> tuple[AppPage, View, bool]:
         (sellerlog.NO_KEY, "None (signed in to the dashboard)"),
         *((key["id"], f"{key['name'] or '(no name)'} ({key['prefix']}…)") for key in keys),
     )
-    view = SPEC.read(visit.request.query_params, {"key": choices})
+    view = SPEC.read(visit.request.query_params, {"key": choices}, marked=marked)
     return app, view, permissions.allows(identity.permissions, "settings")
 
 
@@ -99,12 +100,13 @@ def _params_text(params: Any) -> str:
 
 
 async def listing(visit: Visit) -> Response:
-    app, view, may_set = await _open(visit)
-    found = await _browse(visit, app, view, view.request)
+    app, view, may_set = await _open(visit, marked=True)
+    found = NOTHING if view.errors else await _browse(visit, app, view, view.request)
     for row in found.rows:
         row["params_text"] = _params_text(row["params"])
     return visit.render(
         "logs/seller.html",
+        status=400 if view.errors else 200,
         title=f"Seller log · {app.app['name']}",
         app=app.app,
         nav=app.nav,
