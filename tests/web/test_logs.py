@@ -188,6 +188,8 @@ async def test_a_bad_filter_is_refused_next_to_its_field(services: Services, das
         assert (await dash.get(lp(shop, "export"), params=params)).status_code == 400
     assert (await dash.get(lp(shop, "export"), params={"format": "xls"})).status_code == 400
     assert (await dash.get(lp(shop), params={"sort": "message"})).status_code == 400
+    shown = await dash.get(lp(shop), params={"search": "a\x00b"})
+    assert 'name="search" type="search" value="ab"' in shown.text  # shown again without the NUL
     # Every list refuses a NUL in a text filter (PostgreSQL would fail on it), not only these.
     for slug, name in (("audit-log", "actor"), ("chats", "search"), ("licenses", "note")):
         refused = await dash.get(f"/dashboard/apps/{shop.app_id}/{slug}", params={name: "a\x00b"})

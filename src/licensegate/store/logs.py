@@ -90,9 +90,11 @@ async def browse(
     db: Executor, table: LogTable, app_id: int, where: LogFilter, request: PageRequest
 ) -> list[Row]:
     """One keyset page by time, then id (`request.size + 1` rows, see `paging.finish`): the
-    whole table through its (app_id, created_at, id) index, a date range as a range of it, and
-    one credential or address through (app_id, credential | ip, created_at, id); a search
-    filters the rows read in that order."""
+    whole table read in the order of its (app_id, created_at) index, a date range as a range of
+    it, one credential or address through (app_id, credential | ip, created_at) (SQLite keeps
+    the id in each index; PostgreSQL orders the few rows of one second by id as it reads); a
+    search filters the rows read in that order, or, on PostgreSQL, is answered by the table's
+    trigram index when it matches few."""
     condition, args = where.where(db, table, app_id)
     more, more_args, order = keyset("created_at", request)
     return await db.fetch_all(

@@ -77,7 +77,9 @@ class ListSpec:
             except Refusal as refusal:
                 if not marked:
                     raise
-                errors[spec.name], raw = refusal.message, raw[: spec.max_length]
+                # Kept for the field to show again, without what a page should not echo back.
+                shown = "".join(char for char in raw if ord(char) >= 32 and ord(char) != 127)
+                errors[spec.name], raw = refusal.message, shown[: spec.max_length]
             values[spec.name] = raw
         sort, descending = self.default_sort, self.default_descending
         raw_sort = params.get("sort", "")

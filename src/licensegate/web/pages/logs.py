@@ -26,7 +26,7 @@ from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Handler, Visit, page
 
 AREA: Area = "logs"  # the seller API's Log operations
-SORT = "created_at"  # by time, then id (the (app_id, created_at, id) indexes)
+SORT = "created_at"  # by time, then id (store.logs.browse: the (app_id, ..., created_at) indexes)
 # Refusals of a filter's value that name no parameter: the field they are about.
 FIELDS = {"invalid_ip": "ip", "invalid_time_range": "to"}
 
