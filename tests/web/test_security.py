@@ -114,5 +114,5 @@ async def test_an_oversized_form_is_refused(services: Services, dash: Dashboard)
     await make_owner(services)
     await dash.get("/dashboard/signin")
     page = await dash.post("/dashboard/signin", {"username": "alice", "password": "x" * 300_000})
-    assert page.status_code == 400
+    assert page.status_code == 413
     assert "The request body is too large" in text_of(page.text)

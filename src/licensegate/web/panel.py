@@ -34,10 +34,9 @@ from licensegate.domain import loader, lockout, panel
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.panel import Panel, PanelSession
-from licensegate.operations.declarations import STATUS_OF_KIND
 from licensegate.services import Services
 from licensegate.web import security
-from licensegate.web.forms import Form, read_form
+from licensegate.web.forms import Form, Limits, read_form, status_of
 from licensegate.web.templating import render_template, when
 
 log = logging.getLogger("licensegate.web")
@@ -170,7 +169,7 @@ def panel_page(handler: Handler, *, signed_in: bool = False) -> Callable[[Reques
             response.headers["Retry-After"] = str(limited.retry_after)
             return response
         except Refusal as refusal:
-            status = STATUS_OF_KIND.get(refusal.kind, 400)
+            status = status_of(refusal)
             return visit.render("panel/error.html", status=status, message=refusal.message)
         except Exception:
             log.exception("customer panel %s %s failed", request.method, request.url.path)
@@ -193,7 +192,7 @@ async def _run(visit: PanelVisit, handler: Handler, signed_in: bool) -> Response
             visit.token = token
     if request.method == "POST":
         if request.headers.get(security.CSRF_HEADER) is None:
-            visit.form = await read_form(request, MAX_FORM_BYTES)
+            visit.form = await read_form(request, Limits(body=MAX_FORM_BYTES))
         presented = visit.form.get(security.CSRF_FIELD) or request.headers.get(security.CSRF_HEADER, "")
         seed = visit.token or visit.presession
         same = security.same_origin(request, visit.services.settings.public_url)

@@ -33,10 +33,9 @@ from licensegate.domain import websessions
 from licensegate.domain.accounts import Account
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.websessions import Timeouts, WebSession
-from licensegate.operations.declarations import STATUS_OF_KIND
 from licensegate.services import Services
 from licensegate.web import security
-from licensegate.web.forms import Form, read_form, read_upload
+from licensegate.web.forms import MAX_UPLOAD_FIELD, Form, read_form, read_upload, status_of
 from licensegate.web.templating import render_template
 
 log = logging.getLogger("licensegate.web")
@@ -130,15 +129,18 @@ class Visit:
     def csrf(self) -> str:
         return security.csrf_token(self.csrf_seed)
 
-    async def read_upload(self, limit: int) -> Form:
+    async def read_upload(self, limit: int, field: int = MAX_UPLOAD_FIELD) -> Form:
         """The form of an upload route (declared `page(..., upload=True)`), read once the handler
         has checked who may post it, so an upload nobody may make is refused before it is read.
-        A body over `limit` bytes is refused (`request_too_large`) unread; a form that is not
-        ours raises FormRefused (the 403 page), like any other post."""
+        A body over `limit` bytes is refused (`request_too_large`) unread, a text field over
+        `field` bytes once read; a form that is not ours raises FormRefused (the 403 page), like
+        any other post."""
         if not security.same_origin(self.request, self.services.settings.public_url):
             raise FormRefused
-        self.form = await read_upload(self.request, limit)
+        self.form = await read_upload(self.request, limit, field)
         if not _csrf_ok(self):
+            for sent in self.form.files.values():
+                await sent.close()
             raise FormRefused
         return self.form
 
@@ -262,8 +264,9 @@ def _csrf_ok(visit: Visit) -> bool:
 def page(
     handler: Handler, access: Access = Access.SIGNED_IN, *, upload: bool = False
 ) -> Callable[[Request], Awaitable[Response]]:
-    """The Starlette endpoint for a dashboard page handler. With `upload`, a post's body is not
-    read before the handler runs: the handler calls `visit.read_upload` with its own limit."""
+    """The Starlette endpoint for a dashboard page handler. A post's form is read within the
+    ordinary limits (`forms.FORM`: no files) before the handler runs. With `upload`, it is not:
+    the handler checks who may post, then calls `visit.read_upload` with its own limits."""
 
     async def endpoint(request: Request) -> Response:
         services: Services = request.app.state.services
@@ -273,7 +276,7 @@ def page(
         except FormRefused:
             return _form_refused(visit)
         except Refusal as refusal:
-            status = STATUS_OF_KIND.get(refusal.kind, 400)
+            status = status_of(refusal)
             response = error_page(visit, status, _TITLES.get(status, "Refused"), refusal.message)
             if isinstance(refusal, RateLimited):
                 response.headers["Retry-After"] = str(refusal.retry_after)
@@ -292,7 +295,14 @@ def page(
     return endpoint
 
 
-_TITLES = {400: "Not accepted", 401: "Not signed in", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
+_TITLES = {
+    400: "Not accepted",
+    401: "Not signed in",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict",
+    413: "Too large",
+}
 
 
 def _form_refused(visit: Visit) -> Response:

@@ -30,6 +30,10 @@ from licensegate.web.seller import Steps
 from licensegate.web.visit import Visit, page
 
 MAX_BYTES = 128 * 1024
+# The confirming post carries the file's text in a field, its line ends sent as CRLF by browsers
+# (up to twice the bytes); either post fits in the body allowance with room for the small fields.
+MAX_FIELD = 2 * MAX_BYTES
+MAX_BODY = MAX_FIELD + 16 * 1024
 MAX_ROWS = 1000
 SHOWN = 50  # rows of each part of the report shown on the page
 DAYS_COLUMNS = ("duration_days", "days", "expiry", "duration")
@@ -214,7 +218,7 @@ async def _content(visit: Visit) -> str:
     try:
         upload = form.files.get("file")
         if "content" in form:
-            raw = form.get("content").encode()
+            raw = form.get("content").replace("\r\n", "\n").encode()
         elif upload is None or not upload.filename:
             raise errorcodes.INVALID_FORM("Choose a CSV or JSON file to import.")
         else:
@@ -231,8 +235,14 @@ async def _content(visit: Visit) -> str:
 
 
 async def import_keys(visit: Visit) -> Response:
-    app = await _open(visit)
-    form = visit.form
+    app = await _open(visit)  # who may import, before the body is read
+    try:
+        form = await visit.read_upload(MAX_BODY, MAX_FIELD)
+    except Refusal as refusal:  # the parser has closed what it spooled
+        if refusal.error == "request_too_large":
+            message = f"The file is larger than {MAX_BYTES // 1024} KiB; import it in parts."
+            return await _form(visit, app, error=message, status=413)
+        return await _form(visit, app, error=refusal.message, status=400)
     defaults = {"level": form.text("level", 12) or "1", "days": form.text("days", 24) or "30"}
     try:
         content = await _content(visit)
@@ -280,5 +290,5 @@ async def import_keys(visit: Visit) -> Response:
 
 ROUTES = [
     Route("/apps/{app_id:int}/licenses/import", page(import_form), methods=["GET"]),
-    Route("/apps/{app_id:int}/licenses/import", page(import_keys), methods=["POST"]),
+    Route("/apps/{app_id:int}/licenses/import", page(import_keys, upload=True), methods=["POST"]),
 ]
