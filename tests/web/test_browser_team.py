@@ -85,14 +85,15 @@ def test_seller_team_page(tab: Tab, dashboard_server: LiveServer) -> None:
     tab.check_console()
 
     # The manager sees only its area in the navigation, and the team page refuses it.
-    member = open_tab(page.context.browser, dashboard_server.public_url)  # type: ignore[arg-type]
+    member = open_tab(page.context.browser, dashboard_server.public_url, shots=tab.shots)  # type: ignore[arg-type]
     try:
         sign_in(member, "max", MEMBER_PASSWORD)
         member.page.goto(page.url.split("/team")[0] + "/")
-        links = member.page.get_by_role("navigation", name="Application").get_by_role("link")
-        offered = set(links.all_inner_texts())
-        assert "Users" in offered
-        assert not offered & {"Licenses", "Seller team", "Seller keys", "Audit log"}
+        links = member.page.get_by_role("navigation", name="Application")
+        expect(links.get_by_role("link", name="Users")).to_be_visible()
+        offered = set(links.get_by_role("link").all_inner_texts())
+        assert not offered & {"Licenses", "Seller team", "Seller keys", "Audit log", "Settings"}
+        member.audit("manager-view")  # the manager's view: only the pages its areas allow
         answer = member.page.goto(page.url)
         assert answer is not None
         assert answer.status == 403
