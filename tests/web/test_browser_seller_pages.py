@@ -1,17 +1,18 @@
 """In Chromium, against a real server: the Seller keys page (a key created with ticked areas and
 shown once, a refusal next to its field, a revocation confirmed in the dialog) and the Audit log
-page (the chain checked as the page is shown, a target's filter, the export) and the Seller log
-page (off, turned on, calls filtered by status, secrets redacted, the export), each page audited
-for accessibility."""
+page (the chain checked as the page is shown, filters by target, who and what, the export, an
+entry changed in the database located on the page) and the Seller log page (off, turned on,
+calls filtered by status, secrets redacted, the export), each page audited for accessibility."""
 
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.live import LiveServer, seller_call
+from tests.live import LiveServer, execute_sql, seller_call
 from tests.web.browser import Tab
 from tests.web.test_browser_account import PASSWORD, sign_in
 
@@ -88,6 +89,29 @@ def test_audit_log_page(tab: Tab, dashboard_server: LiveServer) -> None:
     saved = download.value.path().read_text()
     assert "user:ben" in saved
     assert "user:ann" not in saved
+
+    # By who, then by what (the form's fields).
+    tab.goto(re.sub(r"^https?://[^/]+", "", page.url.split("?")[0]))
+    page.get_by_label("Who").fill("auditseller (dashboard)")
+    page.get_by_role("button", name="Apply").click()
+    expect(table).to_contain_text("createapp")
+    expect(table).not_to_contain_text("adduser")
+    page.get_by_label("Who").fill("")
+    page.get_by_label("What").fill("adduser")
+    page.get_by_role("button", name="Apply").click()
+    expect(page).to_have_url(re.compile(r"action=adduser"))
+    expect(table.locator("tbody tr")).to_have_count(2)
+
+    # An entry changed behind the application's back: the page names where the chain breaks.
+    # (on a thread: Playwright's loop runs on this one, and execute_sql runs its own for PostgreSQL)
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(
+            execute_sql,
+            dashboard_server.database_url,
+            "UPDATE audit_log SET target = 'user:mallory' WHERE target = 'user:ann'",
+        ).result()
+    page.reload()
+    expect(page.locator("#chain")).to_contain_text(re.compile(r"Broken at entry #\d+"))
     tab.check_console()
 
 
