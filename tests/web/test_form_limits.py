@@ -235,6 +235,21 @@ async def test_the_license_import_checks_who_posts_before_reading(
     )
     assert forged.status_code == 403
     assert "This form expired or was sent from another site" in text_of(forged.text)
+    # The page's script sends the token in a header: a wrong one is refused before the body is
+    # read, here and on the Files page; the right one lets the body be read.
+    for target in (url, f"/dashboard/apps/{shop.app_id}/files/upload"):
+        sent = Sent(b"x" * CHUNK, chunks=2)
+        headers = {"content-type": "multipart/form-data; boundary=x", "x-csrf-token": "0" * 64}
+        headers["content-length"] = str(2 * CHUNK)
+        wrong = await dash.http.post(target, content=sent, headers=headers)
+        assert wrong.status_code == 403, target
+        assert sent.read == 0, target
+    content_type, body = multipart("", ("file", "a.csv", b"key\nA\n"))
+    right = await dash.http.post(
+        url, content=body, headers={"content-type": content_type, "x-csrf-token": dash.csrf}
+    )
+    assert right.status_code == 200
+    assert "1 key would be created." in text_of(right.text)
     assert (
         await services.db.fetch_value("SELECT COUNT(*) FROM license_keys WHERE app_id = ?", shop.app_id) == 0
     )

@@ -24,7 +24,7 @@ from licensegate.operations.declarations import STATUS_OF_KIND
 MAX_FORM_BYTES = 256 * 1024  # a bulk form can carry a few thousand checked ids
 MAX_FIELDS = 5000
 MAX_UPLOAD_FIELD = 64 * 1024  # a text field of an upload form (its name, a flag, the token)
-MAX_UPLOAD_FIELDS = 100
+MAX_UPLOAD_FIELDS = 20  # an upload form has a handful; each held in memory
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,9 +134,12 @@ class Visit:
         has checked who may post it, so an upload nobody may make is refused before it is read.
         A body over `limit` bytes is refused (`request_too_large`) unread, a text field over
         `field` bytes once read; a form that is not ours raises FormRefused (the 403 page), like
-        any other post."""
+        any other post: before the body is read when the token comes in the header (script),
+        after when it is a field of the body (a plain form)."""
         if not security.same_origin(self.request, self.services.settings.public_url):
             raise FormRefused
+        if self.request.headers.get(security.CSRF_HEADER) is not None and not _csrf_ok(self):
+            raise FormRefused  # the page's script sends the token in a header: checked unread
         self.form = await read_upload(self.request, limit, field)
         if not _csrf_ok(self):
             for sent in self.form.files.values():
