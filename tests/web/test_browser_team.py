@@ -1,8 +1,8 @@
 """In Chromium, against a real server: the Seller team page. A reseller and a manager created
 (a refusal next to its field first), the reseller's balance changed (a shortfall refused beside
-the form), the manager's areas ticked, the reseller deleted after the dialog (with what it
-made); then the manager signs in and its navigation offers only its areas. Every page audited
-for accessibility."""
+the form), its levels changed, the manager's areas ticked, the reseller deleted after the dialog
+(with what it made); then the manager signs in and its navigation offers only its areas. Every
+page audited for accessibility."""
 
 from __future__ import annotations
 
@@ -53,6 +53,10 @@ def test_seller_team_page(tab: Tab, dashboard_server: LiveServer) -> None:
     expect(page.locator("#balance-error")).to_contain_text("month")
     expect(page.locator("#balance-month")).to_have_text("2")
     tab.audit("team-reseller")
+    page.get_by_label("Levels it may sell (optional)", exact=True).fill("2")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_contain_text("The reseller rita is changed.")
+    expect(page.get_by_label("Levels it may sell (optional)", exact=True)).to_have_value("2")
 
     page.get_by_role("link", name="← Seller team").click()
     page.get_by_role("radio", name="Manager").check()

@@ -2,7 +2,7 @@
 bad URL refused next to its field (htmx), a webhook added (its URL masked), a test call to a
 local HTTP receiver with its outcome shown, the URL revealed, the webhook edited; a client's call
 and a failing test in the delivery log with status, duration and error; a webhook deleted through
-the dialog. Every page audited for accessibility."""
+the dialog, then every one after a confirmation. Every page audited for accessibility."""
 
 from __future__ import annotations
 
@@ -138,4 +138,8 @@ def test_webhooks_page(tab: Tab, dashboard_server: LiveServer, receiver: LocalSe
     dialog.get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("status").first).to_contain_text("The webhook orders is deleted.")
     expect(hooks.locator("tbody tr")).to_have_count(2)
+    page.get_by_role("button", name="Delete every webhook…").click()
+    expect(page.get_by_role("heading", name="Delete every webhook?")).to_be_visible()
+    page.get_by_role("button", name="Delete every webhook").click()
+    expect(page.get_by_role("status").first).to_contain_text("Every webhook is deleted (2 webhooks).")
     tab.check_console()
