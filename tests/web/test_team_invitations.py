@@ -133,6 +133,13 @@ async def test_an_invited_reseller_chooses_its_password_through_the_link(
         )
         assert replay.status_code == 400
     assert await services.db.fetch_value("SELECT COUNT(*) FROM team_invitations") == 0
+    trail = await services.db.fetch_all(
+        "SELECT actor, action, target FROM audit_log WHERE target = 'account:rita' ORDER BY id"
+    )
+    assert [tuple(row.values()) for row in trail][-2:] == [
+        ("alice (dashboard)", "inviteAccount", "account:rita"),
+        ("rita (invitation)", "acceptInvitation", "account:rita"),
+    ]
 
 
 async def test_the_link_expires_and_a_newer_one_or_a_password_cancels_it(

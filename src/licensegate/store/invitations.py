@@ -18,14 +18,14 @@ async def replace(db: Executor, account_id: int, *, token_hash: str, now: int, e
 
 
 _FOUND = (
-    "SELECT i.account_id, a.username, a.role, p.name AS app_name FROM team_invitations i "
+    "SELECT i.account_id, a.username, a.role, t.app_id, p.name AS app_name FROM team_invitations i "
     "JOIN accounts a ON a.id = i.account_id "
     "JOIN team_members t ON t.account_id = a.id JOIN apps p ON p.id = t.app_id "
 )
 
 
 async def find(db: Executor, token_hash: str, now: int) -> Row | None:
-    """The account (username, role, application name) of a live link, or None."""
+    """The account (username, role, its application and that one's name) of a live link, or None."""
     return await db.fetch_one(f"{_FOUND}WHERE i.token_hash = ? AND i.expires_at > ?", token_hash, now)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
-from licensegate.domain import errorcodes, invitations, permissions, team
+from licensegate.domain import audit, errorcodes, invitations, permissions, team
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import MANAGER, MANAGER_AREAS, RESELLER, Area
 from licensegate.operations.seller.team import AMOUNTS
@@ -166,7 +166,8 @@ async def _invite(visit: Visit, app: AppPage, row: dict[str, Any], *, created: b
         invitations.send(
             services.mailer, row["email"], url=url, username=name, role=row["role"], app_name=app.app["name"]
         )
-    await record(visit, app.id, "inviteAccount", name, after={"expires_at": expires_at, "emailed": emailed})
+    after = {"expires_at": expires_at, "emailed": emailed}
+    await record(visit, app.id, "inviteAccount", f"account:{name}", after=after)
     return visit.render(
         "team/invited.html",
         title=f"Invitation link for {name} · Seller team · {app.app['name']}",
@@ -364,6 +365,20 @@ async def invitation_accept(visit: Visit) -> Response:
         if refusal.error == errorcodes.INVITATION_INVALID.code:
             return error_page(visit, 400, "Link expired", GONE)
         return _accept_form(visit, account, token, errors={"password": refusal.message}, status=400)
+    await audit.append(
+        services.db,
+        audit.Entry(
+            app_id=account["app_id"],
+            account_id=account["account_id"],
+            actor=f"{username} (invitation)",
+            action="acceptInvitation",
+            target=f"account:{username}",
+            before=None,
+            after={"password": "chosen"},
+            ip=visit.ip,
+            created_at=visit.now(),
+        ),
+    )
     visit.flash(f"Your password is set, {username}: sign in with it.")
     return visit.redirect("/dashboard/signin")
 
