@@ -207,3 +207,25 @@ async def test_others_get_the_403_page_and_nothing_changes(services: Services, w
             assert refused.status_code == 403, url
     assert await entries(services, shop) == before
     assert await services.db.fetch_value("SELECT COUNT(*) FROM whitelist") == 1
+
+
+async def test_a_resellers_ban_blacklists_nothing(services: Services, dash: Dashboard) -> None:
+    """The origins a blacklist entry can have: a reseller is never one. Without the blacklists
+    area its ban bans the user only (a reseller cannot block a device or address for the whole
+    application), so the list names only the owner, a manager, the seller key or a ban by them."""
+    from licensegate.domain.permissions import identity_of_account
+    from licensegate.operations.seller import Caller, invoke
+    from tests.web.pages import give_balance
+
+    shop = await make_shop(services)
+    await make_member(services, shop, "reseller", "rosa")
+    rosa = await give_balance(services, shop, "rosa", month=1)
+    caller = Caller(await identity_of_account(services.db, shop.app_id, rosa), via="test")
+    await invoke(services, caller, "adduser", {"user": "rosa-buyer", "expiry": "30"})
+    buyer = await services.db.fetch_value("SELECT id FROM users WHERE username = 'rosa-buyer'")
+    await user_store.add_hwid(services.db, buyer, "HW-ROSA-BUYER", services.clock.now())
+    await invoke(services, caller, "banuser", {"user": "rosa-buyer", "reason": "resold"})
+    assert await services.db.fetch_value("SELECT banned_reason FROM users WHERE id = ?", buyer) == "resold"
+    assert await entries(services, shop) == []
+    await dash.sign_in("alice")
+    assert "HW-ROSA-BUYER" not in (await dash.get(black(shop))).text
