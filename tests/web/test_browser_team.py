@@ -125,6 +125,10 @@ def test_invite_a_manager(tab: Tab, dashboard_server: LiveServer) -> None:
     tab.audit("team-invited")
     page.get_by_role("link", name="Go to ivy").click()
     expect(page.get_by_role("region", name="Invitation link")).to_contain_text("waiting to be used")
+    page.get_by_role("link", name="← Seller team").click()
+    expect(page.get_by_role("table", name=re.compile("Managers"))).to_contain_text(
+        "Invited: its link works until"
+    )
     tab.check_console()
 
     ivy = open_tab(page.context.browser, dashboard_server.public_url, shots=tab.shots)  # type: ignore[arg-type]

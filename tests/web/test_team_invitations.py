@@ -89,7 +89,10 @@ async def test_an_invited_reseller_chooses_its_password_through_the_link(
     assert len(mail) == 1
     assert link_on(body(mail[0])) == link
     assert "Shop" in mail[0]["Subject"]
-    # The member page says a link waits; the link itself is not shown again.
+    # The team list and the member page say a link waits; the link itself is not shown again.
+    listed = text_of((await dash.get(tp(shop))).text)
+    assert "rita rita@example.com" in listed
+    assert "Invited: its link works until" in listed
     member = await dash.get(tp(shop, "rita"))
     assert "An invitation link is waiting to be used" in text_of(member.text)
     assert token_of(link) not in member.text
@@ -119,6 +122,7 @@ async def test_an_invited_reseller_chooses_its_password_through_the_link(
         )
         assert done.status_code == 200
         assert "Your password is set, rita: sign in with it." in text_of(done.text)
+        assert "Invited: its link works until" not in text_of((await dash.get(tp(shop))).text)
         signed = await rita.sign_in("rita", CHOSEN)
         assert signed.url.path.startswith("/dashboard")
         assert (await rita.http.get(f"/dashboard/apps/{shop.app_id}/licenses")).status_code == 200

@@ -67,6 +67,11 @@ async def pending(db: Executor, account_id: int, now: int) -> int | None:
     return await store.pending(db, account_id, now)
 
 
+async def pending_in_app(db: Executor, app_id: int, now: int) -> dict[int, int]:
+    """Accounts of the application's team with a live link, and when it stops working."""
+    return await store.pending_in_app(db, app_id, now)
+
+
 async def cancel(db: Executor, account_id: int) -> bool:
     return bool(await store.cancel(db, account_id))
 

@@ -49,5 +49,16 @@ async def pending(db: Executor, account_id: int, now: int) -> int | None:
     return expires
 
 
+async def pending_in_app(db: Executor, app_id: int, now: int) -> dict[int, int]:
+    """When each live link of the application's team stops working, by account."""
+    rows = await db.fetch_all(
+        "SELECT i.account_id, i.expires_at FROM team_invitations i "
+        "JOIN team_members t ON t.account_id = i.account_id WHERE t.app_id = ? AND i.expires_at > ?",
+        app_id,
+        now,
+    )
+    return {row["account_id"]: row["expires_at"] for row in rows}
+
+
 async def cancel(db: Executor, account_id: int) -> int:
     return await db.execute("DELETE FROM team_invitations WHERE account_id = ?", account_id)

@@ -82,11 +82,13 @@ async def listing(
 ) -> Response:
     app = app or await _open(visit)
     resellers, managers = [], []
+    invited = await invitations.pending_in_app(visit.services.db, app.id, visit.now())
     for row in await team.members(visit.services.db, app.id):
         entry = {
             "username": row["username"],
             "email": row["email"],
             "disabled": bool(row["disabled"]),
+            "invited_until": invited.get(row["account_id"]),
             "href": app.path(f"{SLUG}/{row['username']}"),
         }
         if row["role"] == RESELLER:
