@@ -79,7 +79,7 @@ async def test_an_invited_reseller_chooses_its_password_through_the_link(
     )
     shown = text_of(made.text)
     assert "The reseller rita is created. It cannot sign in until it chooses its password" in shown
-    assert "It was also sent by e-mail to rita@example.com." in shown
+    assert "It is also on its way by e-mail to rita@example.com" in shown
     link = link_on(made.text)
     stored = await services.db.fetch_value("SELECT token_hash FROM team_invitations")
     assert token_of(link) not in stored
