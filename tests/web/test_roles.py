@@ -11,6 +11,7 @@ the same rules as soon as its routes are mounted).
 - Outside an application (the account pages, the application list), whoever is signed in (another
   owner, a manager, a reseller) sees and changes only its own account: another account's session
   or security key ids posted there end or touch nothing, and none of its data is shown.
+- Every GET page of an application is reachable by following links from its home.
 """
 
 from __future__ import annotations
@@ -501,3 +502,41 @@ async def test_account_pages_show_and_change_only_the_signed_in_account(services
                 assert secret not in shown, f"{method} {path} shows {secret!r}"
         assert await alices_own(services) == before
         assert (await alice.get("/dashboard/account")).url.path == "/dashboard/account"  # still signed in
+
+
+async def test_every_page_is_reachable_from_the_navigation(services: Services) -> None:
+    """From the application's home, following the links (and the htmx fragments the pages load)
+    an owner reaches every GET route of an application: no page exists only by its URL."""
+    shop, values = await populate(services)
+    await make_member(services, shop, "reseller", "rita")
+    app_id = values["app_id"]
+    patterns = {
+        route.path: re.compile(
+            "^/dashboard" + re.sub(r"\{[^}]+\}", "[^/]+", route.path.replace(APP, app_id)) + "$"
+        )
+        for route in app_routes()
+        if route.method == "GET" and route.area() != "reseller"  # the owner reads it on the team page
+    }
+    assert len(patterns) >= 30, "the dashboard's routes were not found"
+    start = f"/dashboard/apps/{app_id}/"
+    seen: set[str] = set()
+    queue = [start]
+    reached: set[str] = set()
+    async with browser(services) as dash:
+        await dash.sign_in("alice")
+        while queue and len(seen) < 400:
+            url = queue.pop(0)
+            if url in seen:
+                continue
+            seen.add(url)
+            answer = await dash.http.get(url)
+            path = url.split("?", 1)[0]
+            reached |= {name for name, pattern in patterns.items() if pattern.match(path)}
+            if answer.status_code != 200 or "text/html" not in answer.headers.get("content-type", ""):
+                continue
+            for link in re.findall(r'(?:href|hx-get)="([^"#]+)"', answer.text):
+                link = link.replace("&amp;", "&")
+                if link.startswith(f"/dashboard/apps/{app_id}/") and "after=" not in link:
+                    queue.append(link)
+    missing = sorted(set(patterns) - reached)
+    assert missing == [], f"not reachable by a link: {missing}"
