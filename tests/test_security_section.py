@@ -33,6 +33,7 @@ NOT_LIMITS = frozenset(
         "access_log",  # a switch
         "metrics_token",  # a credential
         "count_flush_seconds",  # how often the overview's login counts are written
+        "web_loader_port",  # where the customer panel looks for the desktop loader
     }
 )
 

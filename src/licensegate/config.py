@@ -216,8 +216,9 @@ class Settings:
     )
     smtp_host: str | None = setting(
         None,
-        "SMTP server for password-reset and e-mail-change mail; unset = Forgot Password answers 403 "
-        "`email_not_configured` and dashboard accounts cannot change their address",
+        "SMTP server for password-reset, e-mail-change and team-invitation mail; unset = Forgot "
+        "Password answers 403 `email_not_configured`, dashboard accounts cannot change their address, "
+        "and a team invitation link is only shown (once) to the owner to pass on",
     )
     smtp_port: int = setting(587, "the SMTP server's port", minimum=1)
     smtp_security: str = setting(

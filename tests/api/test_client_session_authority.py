@@ -5,14 +5,17 @@ logged-in sessions, so the client's next call is refused. The others' sessions g
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from licensegate import app as app_module
 from licensegate import ids
 from licensegate.clock import MovableClock
+from licensegate.domain import logins, users
 from licensegate.services import Services
-from tests.helpers import Client, Seller, client_of
+from licensegate.store import sessions as session_store
+from tests.helpers import Client, Seller, client_of, user_id_of
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +146,56 @@ async def test_a_session_outlives_its_users_last_subscription_by_one_sweep_at_mo
         sweeper.cancel()
     await brief.fails("check", 403, "session_not_found")
     await lasting.ok("check")
+
+
+async def test_a_ban_committed_while_a_login_is_under_way_wins(
+    seller: Seller, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The login has read the user (not banned yet) when the ban's transaction runs. On
+    PostgreSQL the ban is still uncommitted when the login marks its session logged in, and
+    commits just after (the session's update waits for it); on SQLite, which runs one writer at a
+    time and whose reads in this process wait for an open transaction, the ban commits before the
+    login goes on. Either way the login is refused as banned and no session of the user is left
+    logged in (issue 10 item 1)."""
+    await seller.ok("adduser", user="target", sub="default", expiry=30, **{"pass": "pw"})
+    user_id = await user_id_of(services, seller.app_id, "target")
+    banned, commit, validating = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    bans: list[asyncio.Task[None]] = []
+
+    async def ban_in_a_transaction() -> None:
+        async with services.db.transaction() as tx:
+            await users.ban(tx, seller.app_id, user_id, "chargeback", services.clock.now(), blacklist_as=None)
+            banned.set()
+            await commit.wait()
+
+    real_blacklist_check, real_validate = logins.check_blacklist, session_store.validate
+
+    async def ban_under_way(*args: Any, **kwargs: Any) -> None:
+        bans.append(asyncio.create_task(ban_in_a_transaction()))  # the user was read: not banned
+        await banned.wait()
+        if services.db.dialect == "sqlite":
+            commit.set()
+            await bans[0]
+        await real_blacklist_check(*args, **kwargs)
+
+    async def validating_noted(*args: Any, **kwargs: Any) -> int:
+        validating.set()
+        return await real_validate(*args, **kwargs)
+
+    monkeypatch.setattr(logins, "check_blacklist", ban_under_way)
+    monkeypatch.setattr(session_store, "validate", validating_noted)
+    client = client_of(seller)
+    await client.init()
+    login = asyncio.create_task(client.call("login", username="target", **{"pass": "pw"}))
+    await validating.wait()
+    await asyncio.sleep(0.05)  # let the session's update reach the ban's row lock (ordering only)
+    commit.set()
+    answer = await login
+    await bans[0]
+    assert answer.status_code == 403, answer.text
+    assert answer.json()["error"] == "user_banned"
+    # A raw count: no operation lists a user's logged-in sessions apart from the dashboard's page.
+    left = await services.db.fetch_value(
+        "SELECT COUNT(*) FROM sessions WHERE user_id = ? AND validated = 1", user_id
+    )
+    assert left == 0

@@ -190,14 +190,14 @@ async def admit(
 
     if bind is None and not _login_to_record(user, client, now):
         # The common case: only the session changes, one statement, no transaction around it.
-        await _validate(db, user_id, client, credential)
+        await _validate(db, user_id, client, credential, msg)
     else:
         async with db.transaction() as tx:
             if bind is not None:
                 await store.lock_user(tx, user_id)
                 if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
                     raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
-            await _log_in(tx, user, client, credential, now)
+            await _log_in(tx, user, client, credential, now, msg)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
 
@@ -207,10 +207,10 @@ def _login_to_record(user: LastLogin, client: Client, now: int) -> bool:
     return bool(user["last_login_at"] != now or user["last_ip"] != client.ip)
 
 
-async def _validate(db: Executor, user_id: int, client: Client, credential: str) -> None:
+async def _validate(db: Executor, user_id: int, client: Client, credential: str, msg: Messages) -> None:
     if client.recorded == session_store.login_record(user_id, credential, client.hwid, client.details):
         return  # the session already records exactly this login (a program re-checking its licence)
-    await session_store.validate(
+    validated = await session_store.validate(
         db,
         client.session_id,
         user_id=user_id,
@@ -218,10 +218,16 @@ async def _validate(db: Executor, user_id: int, client: Client, credential: str)
         hwid=client.hwid,
         client=client.details,
     )
+    if not validated:
+        reason = await user_store.ban_reason(db, user_id)
+        if reason is not None:  # banned while this login was under way: the ban wins
+            raise errorcodes.USER_BANNED(msg("userbanned", reason=reason))
 
 
-async def _log_in(tx: Executor, user: LastLogin, client: Client, credential: str, now: int) -> None:
-    await _validate(tx, user["user_id"], client, credential)
+async def _log_in(
+    tx: Executor, user: LastLogin, client: Client, credential: str, now: int, msg: Messages
+) -> None:
+    await _validate(tx, user["user_id"], client, credential, msg)
     if _login_to_record(user, client, now):
         await store.record_login(tx, user["user_id"], client.ip, now)
 
@@ -371,7 +377,7 @@ async def _redeem_into_new_user(
             if client.hwid is not None:
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
             user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
-            await _log_in(tx, user, client, username, now)
+            await _log_in(tx, user, client, username, now, msg)
             grants = await store.grants(tx, user_id)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":

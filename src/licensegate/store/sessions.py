@@ -198,14 +198,25 @@ async def validate(
     hwid: str | None,
     client: dict[str, Any],
 ) -> int:
-    """Mark the session logged in as this user, with what the client told about itself."""
+    """Mark the session logged in as this user, with what the client told about itself, unless
+    the user is banned by then: 0 rows when banned (or the session is gone).
+
+    A ban ends the user's sessions in its transaction; a login that read the user before that
+    ban committed could otherwise validate its session just after, and keep it. On PostgreSQL the
+    user's row is share-locked, so this waits for a ban in progress and then sees it; SQLite runs
+    one writer at a time, so the statement sees any ban that committed before it."""
     return await db.execute(
         "UPDATE sessions SET validated = 1, user_id = ?, credential = ?, hwid = ?, os = ?, "
         "architecture = ?, device = ?, cpu_cores = ?, ram = ?, client_version = ?, client_token = ? "
-        "WHERE id = ?",
+        "WHERE id = ? AND EXISTS (SELECT 1 FROM users WHERE id = ? AND banned_reason IS NULL"
+        f"{_SHARE_LOCK[db.dialect]})",
         *login_record(user_id, credential, hwid, client),
         session_id,
+        user_id,
     )
+
+
+_SHARE_LOCK = {"postgresql": " FOR SHARE", "sqlite": ""}  # SQLite has no row locks (nor needs them)
 
 
 # The per-session counters of what a client stored (the names are fixed here, never input).
