@@ -8,7 +8,7 @@ page can show the message next to that field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.responses import Response
@@ -78,14 +78,21 @@ def status_of(refusal: Refusal) -> int:
 
 
 async def act(
-    visit: Visit, app: AppPage, operation: str, params: Mapping[str, str], *, done: str, back: str
+    visit: Visit,
+    app: AppPage,
+    operation: str,
+    params: Mapping[str, str],
+    *,
+    done: str | Callable[[dict[str, Any]], str],
+    back: str,
 ) -> Response:
     """A row action (a button, nothing typed): run it, say how it went in the next page's status
-    region, and go back to `back` (post/redirect/get)."""
+    region (`done`, or what `done` words from the operation's answer), and go back to `back`
+    (post/redirect/get)."""
     try:
-        await run(visit, app, operation, params)
+        body = await run(visit, app, operation, params)
     except Refusal as refusal:
         visit.flash(refusal.message, "error")
     else:
-        visit.flash(done)
+        visit.flash(done if isinstance(done, str) else done(body))
     return visit.redirect(back)

@@ -59,6 +59,11 @@ def number(value: int) -> str:
     return f"{value:,}"
 
 
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """'1 file', '1,024 files' ('entries' and the like given as `plural`)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 SIZE_UNITS = ("KiB", "MiB", "GiB", "TiB")
 
 

@@ -18,6 +18,7 @@ from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.templating import counted
 from licensegate.web.visit import Visit, page
 
 AREA: Area = "blacklists"
@@ -65,7 +66,7 @@ async def _open(visit: Visit) -> AppPage:
 
 
 def _entries(count: int) -> str:
-    return f"{count:,} {'entry' if count == 1 else 'entries'}"
+    return counted(count, "entry", "entries")
 
 
 # --- blacklist ---------------------------------------------------------------------------------
@@ -153,13 +154,14 @@ async def _empty(
             button=f"Empty the {slug}",
             back=app.path(slug),
         )
-    try:
-        body = await seller.run(visit, app, operation, {})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(slug))
-    visit.flash(f"The {slug} is empty ({_entries(int(body.get('deleted', 0)))} removed).")
-    return visit.redirect(app.path(slug))
+    return await seller.act(
+        visit,
+        app,
+        operation,
+        {},
+        done=lambda body: f"The {slug} is empty ({_entries(int(body.get('deleted', 0)))} removed).",
+        back=app.path(slug),
+    )
 
 
 # --- whitelist ---------------------------------------------------------------------------------

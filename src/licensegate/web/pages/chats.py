@@ -18,7 +18,7 @@ from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
-from licensegate.web.templating import duration, when
+from licensegate.web.templating import counted, duration, when
 from licensegate.web.visit import Visit, page
 
 SLUG = "chats"
@@ -151,14 +151,16 @@ async def clear_channel(visit: Visit) -> Response:
             button="Clear it",
             back=app.path(SLUG),
         )
-    try:
-        body = await seller.run(visit, app, "clearchannel", {"name": name})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(SLUG))
-    deleted = int(body.get("deleted", 0))
-    visit.flash(f"The channel {name} is cleared ({deleted:,} message{'' if deleted == 1 else 's'} deleted).")
-    return visit.redirect(app.path(SLUG))
+    return await seller.act(
+        visit,
+        app,
+        "clearchannel",
+        {"name": name},
+        done=lambda body: (
+            f"The channel {name} is cleared ({counted(int(body.get('deleted', 0)), 'message')} deleted)."
+        ),
+        back=app.path(SLUG),
+    )
 
 
 async def delete_channel(visit: Visit) -> Response:

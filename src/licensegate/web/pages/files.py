@@ -26,7 +26,7 @@ from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
-from licensegate.web.templating import size
+from licensegate.web.templating import counted, size
 from licensegate.web.visit import Visit, error_page, page
 
 log = logging.getLogger("licensegate.web")
@@ -218,14 +218,14 @@ async def delete_all(visit: Visit) -> Response:
             button="Delete every file",
             back=app.path(SLUG),
         )
-    try:
-        body = await seller.run(visit, app, "delallfiles", {})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(SLUG))
-    deleted = int(body.get("deleted", 0))
-    visit.flash(f"Every file is deleted ({deleted:,} file{'' if deleted == 1 else 's'}).")
-    return visit.redirect(app.path(SLUG))
+    return await seller.act(
+        visit,
+        app,
+        "delallfiles",
+        {},
+        done=lambda body: f"Every file is deleted ({counted(int(body.get('deleted', 0)), 'file')}).",
+        back=app.path(SLUG),
+    )
 
 
 # --- one file -----------------------------------------------------------------------------------

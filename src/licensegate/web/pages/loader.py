@@ -155,13 +155,14 @@ async def edit(visit: Visit) -> Response:
 async def move(visit: Visit) -> Response:
     app = await _open(visit)
     value, position = visit.form.get("value"), visit.form.get("position")
-    try:
-        body = await seller.run(visit, app, "movebutton", {"value": value, "position": position})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-    else:
-        visit.flash(f"The button {value} is now number {body['position']}.")
-    return visit.redirect(app.path(SLUG) + "#h-buttons")
+    return await seller.act(
+        visit,
+        app,
+        "movebutton",
+        {"value": value, "position": position},
+        done=lambda body: f"The button {value} is now number {body['position']}.",
+        back=app.path(SLUG) + "#h-buttons",
+    )
 
 
 async def delete(visit: Visit) -> Response:
@@ -191,14 +192,14 @@ async def delete_all(visit: Visit) -> Response:
             button="Delete every button",
             back=app.path(SLUG),
         )
-    try:
-        body = await seller.run(visit, app, "delallbuttons", {})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-    else:
-        deleted = int(body.get("deleted", 0))
-        visit.flash(f"Every button is deleted ({deleted:,} in all).")
-    return visit.redirect(app.path(SLUG))
+    return await seller.act(
+        visit,
+        app,
+        "delallbuttons",
+        {},
+        done=lambda body: f"Every button is deleted ({int(body.get('deleted', 0)):,} in all).",
+        back=app.path(SLUG),
+    )
 
 
 BASE = "/apps/{app_id:int}/" + SLUG

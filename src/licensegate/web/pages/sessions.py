@@ -15,7 +15,7 @@ from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
-from licensegate.web.templating import when
+from licensegate.web.templating import counted, when
 from licensegate.web.visit import Visit, page
 
 SLUG = "sessions"
@@ -135,14 +135,14 @@ async def end_all(visit: Visit) -> Response:
             button="End every session",
             back=app.path(SLUG),
         )
-    try:
-        body = await seller.run(visit, app, "killall", {})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(SLUG))
-    ended = int(body.get("deleted", 0))
-    visit.flash(f"Every session ended ({ended:,} session{'' if ended == 1 else 's'}).")
-    return visit.redirect(app.path(SLUG))
+    return await seller.act(
+        visit,
+        app,
+        "killall",
+        {},
+        done=lambda body: f"Every session ended ({counted(int(body.get('deleted', 0)), 'session')}).",
+        back=app.path(SLUG),
+    )
 
 
 BASE = "/apps/{app_id:int}/" + SLUG

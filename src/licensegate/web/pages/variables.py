@@ -16,6 +16,7 @@ from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.templating import counted
 from licensegate.web.visit import Visit, page
 
 AREA: Area = "variables"
@@ -175,14 +176,14 @@ async def user_delete_name(visit: Visit) -> Response:
             button=f"Delete {name} from {holders:,} user{'' if holders == 1 else 's'}",
             back=app.path(USER_SLUG),
         )
-    try:
-        body = await seller.run(visit, app, "massUserVarDelete", {"name": name})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(USER_SLUG))
-    deleted = int(body.get("deleted", 0))
-    visit.flash(f"{name} is deleted from {deleted:,} user{'' if deleted == 1 else 's'}.")
-    return visit.redirect(app.path(USER_SLUG))
+    return await seller.act(
+        visit,
+        app,
+        "massUserVarDelete",
+        {"name": name},
+        done=lambda body: f"{name} is deleted from {counted(int(body.get('deleted', 0)), 'user')}.",
+        back=app.path(USER_SLUG),
+    )
 
 
 # --- global variables --------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.templating import counted
 from licensegate.web.visit import Denied, Visit, page
 
 AREA: Area = WEBHOOKS_AREA
@@ -297,14 +298,14 @@ async def delete_all(visit: Visit) -> Response:
             button="Delete every webhook",
             back=app.path(SLUG),
         )
-    try:
-        body = await seller.run(visit, app, "delallwebhooks", {})
-    except Refusal as refusal:
-        visit.flash(refusal.message, "error")
-        return visit.redirect(app.path(SLUG))
-    deleted = int(body.get("deleted", 0))
-    visit.flash(f"Every webhook is deleted ({deleted:,} {'webhook' if deleted == 1 else 'webhooks'}).")
-    return visit.redirect(app.path(SLUG))
+    return await seller.act(
+        visit,
+        app,
+        "delallwebhooks",
+        {},
+        done=lambda body: f"Every webhook is deleted ({counted(int(body.get('deleted', 0)), 'webhook')}).",
+        back=app.path(SLUG),
+    )
 
 
 PATH = "/apps/{app_id:int}/" + SLUG
