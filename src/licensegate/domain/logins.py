@@ -190,14 +190,14 @@ async def admit(
 
     if bind is None and not _login_to_record(user, client, now):
         # The common case: only the session changes, one statement, no transaction around it.
-        await _validate(db, user_id, client, credential, msg)
+        await _validate(db, app.id, user_id, client, credential, msg)
     else:
         async with db.transaction() as tx:
             if bind is not None:
                 await store.lock_user(tx, user_id)
                 if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
                     raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
-            await _log_in(tx, user, client, credential, now, msg)
+            await _log_in(tx, app.id, user, client, credential, now, msg)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
 
@@ -207,7 +207,9 @@ def _login_to_record(user: LastLogin, client: Client, now: int) -> bool:
     return bool(user["last_login_at"] != now or user["last_ip"] != client.ip)
 
 
-async def _validate(db: Executor, user_id: int, client: Client, credential: str, msg: Messages) -> None:
+async def _validate(
+    db: Executor, app_id: int, user_id: int, client: Client, credential: str, msg: Messages
+) -> None:
     if client.recorded == session_store.login_record(user_id, credential, client.hwid, client.details):
         return  # the session already records exactly this login (a program re-checking its licence)
     validated = await session_store.validate(
@@ -219,15 +221,15 @@ async def _validate(db: Executor, user_id: int, client: Client, credential: str,
         client=client.details,
     )
     if not validated:
-        reason = await user_store.ban_reason(db, user_id)
-        if reason is not None:  # banned while this login was under way: the ban wins
-            raise errorcodes.USER_BANNED(msg("userbanned", reason=reason))
+        user = await user_store.find_by_id(db, app_id, user_id)
+        if user is not None and user["banned_reason"] is not None:  # banned while this login was under way
+            raise errorcodes.USER_BANNED(msg("userbanned", reason=user["banned_reason"]))
 
 
 async def _log_in(
-    tx: Executor, user: LastLogin, client: Client, credential: str, now: int, msg: Messages
+    tx: Executor, app_id: int, user: LastLogin, client: Client, credential: str, now: int, msg: Messages
 ) -> None:
-    await _validate(tx, user["user_id"], client, credential, msg)
+    await _validate(tx, app_id, user["user_id"], client, credential, msg)
     if _login_to_record(user, client, now):
         await store.record_login(tx, user["user_id"], client.ip, now)
 
@@ -377,7 +379,7 @@ async def _redeem_into_new_user(
             if client.hwid is not None:
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
             user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
-            await _log_in(tx, user, client, username, now, msg)
+            await _log_in(tx, app.id, user, client, username, now, msg)
             grants = await store.grants(tx, user_id)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":

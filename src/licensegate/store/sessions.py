@@ -189,6 +189,9 @@ async def start(
     )
 
 
+_SHARE_LOCK = {"postgresql": " FOR SHARE", "sqlite": ""}  # SQLite has no row locks (nor needs them)
+
+
 async def validate(
     db: Executor,
     session_id: str,
@@ -214,9 +217,6 @@ async def validate(
         session_id,
         user_id,
     )
-
-
-_SHARE_LOCK = {"postgresql": " FOR SHARE", "sqlite": ""}  # SQLite has no row locks (nor needs them)
 
 
 # The per-session counters of what a client stored (the names are fixed here, never input).

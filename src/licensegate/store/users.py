@@ -57,12 +57,6 @@ async def find_by_id(
     return cast("UserRef | None", row)
 
 
-async def ban_reason(db: Executor, user_id: int) -> str | None:
-    """Why the user is banned, or None when not banned (or gone)."""
-    reason: str | None = await db.fetch_value("SELECT banned_reason FROM users WHERE id = ?", user_id)
-    return reason
-
-
 async def hwids(db: Executor, user_id: int) -> list[str]:
     rows = await db.fetch_all("SELECT hwid FROM user_hwids WHERE user_id = ? ORDER BY id", user_id)
     return [row["hwid"] for row in rows]
