@@ -87,13 +87,17 @@ class MemoryRateLimiter:
         self._counts: dict[tuple[int, str], tuple[int, int]] = {}
         self._hits_since_sweep = 0
 
+    def _share(self, limit: int) -> int:
+        """This worker's part of a limit, rounded up."""
+        return math.ceil(limit / self._workers)
+
     def _count(self, key: str, limit: int, window: int, now: int) -> int:
         end = (now // window + 1) * window
         bucket = (window, key)
         current = self._counts.get(bucket)
         count = current[1] + 1 if current is not None and current[0] == end else 1
         self._counts[bucket] = (end, count)
-        if count > -(-limit // self._workers):  # the worker's share, rounded up
+        if count > self._share(limit):
             return max(1, end - now)
         return 0
 
@@ -106,7 +110,7 @@ class MemoryRateLimiter:
         now = self._clock.now()
         end = (now // window + 1) * window
         current_end, count = self._counts.get((window, key), (end, 0))
-        if current_end == end and count >= math.ceil(limit / self._workers):
+        if current_end == end and count >= self._share(limit):
             return max(1, end - now)
         return 0
 
