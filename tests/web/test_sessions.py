@@ -202,3 +202,37 @@ async def test_others_get_the_403_page_and_nothing_changes(services: Services, w
             refused = await dash.post(path(shop, action), {**fields, "confirmed": "1"}, follow=False)
             assert refused.status_code == 403, action
     assert await sessions_of(services, shop) == before
+
+
+async def test_a_user_is_named_by_the_applications_rule_for_names(
+    services: Services, dash: Dashboard
+) -> None:
+    """The filter and End user's sessions find a user as a client login does: by the name's NFKC
+    form (fullwidth `ａｎｎ`) and, where the application ignores case, in any case."""
+    from licensegate.domain import settings
+
+    shop, _key = await a_shop_with_sessions(services)
+    await dash.sign_in("alice")
+
+    def ids(page: str) -> list[str]:
+        return ROW.findall(page)
+
+    assert ids((await dash.get(path(shop), params={"user": "\uff41\uff4e\uff4e"})).text) == [
+        "a2" * 16,
+        "a1" * 16,
+    ]
+    assert ids((await dash.get(path(shop), params={"user": "ANN"})).text) == []  # case counts by default
+    await dash.get(path(shop))
+    assert (await dash.post(path(shop, "end-user"), {"user": "ANN"})).status_code == 404
+    await settings.update(
+        services.db,
+        services.secrets,
+        shop.app_id,
+        values={"case_insensitive_usernames": True},
+        texts={},
+        now=services.clock.now(),
+    )
+    assert ids((await dash.get(path(shop), params={"user": "ANN"})).text) == ["a2" * 16, "a1" * 16]
+    ended = await dash.post(path(shop, "end-user"), {"user": "aNN"})
+    assert "2 sessions of aNN ended." in text_of(ended.text)
+    assert await sessions_of(services, shop) == {"k1" * 16, "w1" * 16, "x1" * 16}

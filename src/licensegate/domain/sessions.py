@@ -11,6 +11,7 @@ from typing import Any
 
 from licensegate import ids
 from licensegate.domain import apps, errorcodes
+from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
 from licensegate.domain.messages import Messages
@@ -18,7 +19,6 @@ from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
-from licensegate.store import users as user_store
 from licensegate.store.database import Executor
 from licensegate.store.sessions import ListedSession as ListedSession  # the rows it lists
 from licensegate.store.sessions import LoginRecord
@@ -218,7 +218,7 @@ async def browse(
     or the name of a user a License Login made)."""
     user_id: int | None = None
     if username is not None:
-        user = await user_store.find(db, app_id, username)
+        user = await user_rules.find_named(db, app_id, username)
         if user is None:
             return Page([], has_previous=False, has_next=False)
         user_id = user["id"]
@@ -262,8 +262,9 @@ async def online_names(db: Executor, app_id: int, now: int) -> list[str]:
 
 
 async def open_ids_of(db: Executor, app_id: int, username: str, now: int) -> list[str] | None:
-    """The ids of the unexpired sessions of the user named `username` (None: no such user)."""
-    user = await user_store.find(db, app_id, username)
+    """The ids of the unexpired sessions of the user `username` names (by the application's rule
+    for names, as a client login finds them; None: no such user)."""
+    user = await user_rules.find_named(db, app_id, username)
     if user is None:
         return None
     return await store.open_ids_of_user(db, app_id, user["id"], now)

@@ -136,6 +136,28 @@ def lookup_key(name: str, *, case_insensitive: bool) -> str:
     return fold(name) if case_insensitive else unicodedata.normalize("NFKC", name)
 
 
+async def find_named(
+    db: Executor, app_id: int, name: str, *, reseller_id: int | None = None
+) -> UserRef | None:
+    """The user `name` names: the one of exactly that name, else the one a client login would find
+    by it (its NFKC form, case-folded where the application compares names case-insensitively).
+    The exact name first, so a name as the seller lists it always names that user, even one
+    stored before names were normalised beside a newer user of its NFKC form."""
+    return await store.find_named(
+        db, app_id, name, fold(name), unicodedata.normalize("NFKC", name), reseller_id=reseller_id
+    )
+
+
+async def stored_name(db: Executor, scope: Scope, name: str) -> str:
+    """The name, as stored, of the user in the caller's scope that `name` names (`find_named`);
+    else `name` itself, so that a refusal reads as it would have (and a reseller learns nothing of
+    another's users). `all` (every user, to the bulk operations) stays `all`."""
+    if name in ALL_USERS:
+        return name
+    found = await find_named(db, scope.app_id, name, reseller_id=scope.reseller_id)
+    return name if found is None else found["username"]
+
+
 def check_username(name: str) -> str:
     """The name to store (normalised), or a refusal."""
     if name in ALL_USERS:

@@ -59,6 +59,9 @@ class Param:
     secret: bool = False  # kept out of logs
     choices: tuple[str, ...] = ()
     ignore_case: bool = False  # choices match in any case (and arrive in the case declared)
+    # Names an existing end user: the seller API hands the handler that user's name as stored,
+    # found by the client API's rule for names (operations.seller.invoke).
+    names_user: bool = False
 
     def parse(self, raw: str) -> Any:
         if len(raw) > self.max_length:
@@ -155,6 +158,10 @@ class Args:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
+
+    def with_text(self, name: str, value: str) -> Args:
+        """These parameters with `name` set to `value`."""
+        return Args({**self._values, name: value})
 
 
 CallT = TypeVar("CallT")

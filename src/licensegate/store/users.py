@@ -40,13 +40,40 @@ class UserRef(TypedDict):
     password_hash: str | None
 
 
-_REF = "SELECT id, username, banned_reason, last_ip, password_hash FROM users"
+_REF_COLUMNS = "id, username, banned_reason, last_ip, password_hash"
+_REF = f"SELECT {_REF_COLUMNS} FROM users"
 
 
 async def find(db: Executor, app_id: int, username: str, *, reseller_id: int | None = None) -> UserRef | None:
     mine, mine_args = _owned(reseller_id)
     row = await db.fetch_one(f"{_REF} WHERE app_id = ? AND username = ?{mine}", app_id, username, *mine_args)
     return cast("UserRef | None", row)
+
+
+async def find_named(
+    db: Executor, app_id: int, name: str, key_fold: str, key_nfkc: str, *, reseller_id: int | None = None
+) -> UserRef | None:
+    """The user called exactly `name`, else the one whose `username_key` the name gives by the
+    application's rule (`key_fold` where it compares names case-insensitively, else `key_nfkc`).
+    Two index lookups."""
+    mine, mine_args = _owned(reseller_id)
+    row = await db.fetch_one(
+        f"SELECT {_REF_COLUMNS}, 0 AS tier FROM users WHERE app_id = ? AND username = ?{mine} "
+        f"UNION ALL SELECT {_REF_COLUMNS}, 1 AS tier FROM users "
+        f"WHERE app_id = ? AND username_key = {_KEY}{mine} ORDER BY tier LIMIT 1",
+        app_id,
+        name,
+        *mine_args,
+        app_id,
+        app_id,
+        key_fold,
+        key_nfkc,
+        *mine_args,
+    )
+    if row is None:
+        return None
+    del row["tier"]
+    return cast("UserRef", row)
 
 
 async def find_by_id(

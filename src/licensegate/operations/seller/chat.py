@@ -16,7 +16,9 @@ AREA: Area = "chats"
 CHANNEL = Param(
     "name", required=True, max_length=chat.MAX_CHANNEL_NAME, aliases=("channel",), doc="channel name"
 )
-USER = Param("user", required=True, max_length=64, aliases=("username",), doc="the user's name")
+USER = Param(
+    "user", required=True, max_length=64, aliases=("username",), doc="the user's name", names_user=True
+)
 
 
 def _delay(required: bool) -> Param:

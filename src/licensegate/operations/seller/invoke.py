@@ -9,11 +9,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from licensegate.domain import audit, permissions, sellerlog
+from licensegate.domain import audit, permissions, sellerlog, users
 from licensegate.domain.errors import RateLimited, Refusal
-from licensegate.operations.declarations import Operation, status_of
+from licensegate.domain.permissions import Scope
+from licensegate.operations.declarations import Args, Operation, status_of
 from licensegate.operations.seller.registry import Caller, SellerCall, Upload, registry
 from licensegate.services import Services
+from licensegate.store.database import Executor
 
 AUDIT_MAX_VALUE = 1024  # parameter values an audit entry keeps when the handler noted nothing
 
@@ -73,12 +75,25 @@ async def _run(
         )
         if retry_after:
             raise RateLimited(retry_after, "Too many seller API requests for this application; slow down.")
-    call = SellerCall(services=services, caller=caller, args=op.parse_args(params), uploads=uploads)
+    args = await _named_users(services.db, identity.scope, op, op.parse_args(params))
+    call = SellerCall(services=services, caller=caller, args=args, uploads=uploads)
     body = await op.handler(call)
     if op.mutates:
         # The change has committed; a failure to note it must not turn it into an error.
         await _write_audit(services, op, call)
     return body
+
+
+async def _named_users(db: Executor, scope: Scope, op: Operation[SellerCall], args: Args) -> Args:
+    """Each end user a parameter names (`Param.names_user`) by the client API's rule for names
+    (`kim`, `KIM` where the application ignores case, fullwidth `ｋｉｍ`) becomes their name as
+    stored, so the handler, its refusals and the audit log all see that one spelling. A name
+    naming no user of the caller's scope stays as given: the handler refuses it as before. An
+    operation naming no user asks nothing more of the database."""
+    for param in op.params:
+        if param.names_user and param.name in args:
+            args = args.with_text(param.name, await users.stored_name(db, scope, args.text(param.name)))
+    return args
 
 
 USER_PARAMS = ("user", "username", "currentUsername")

@@ -40,6 +40,9 @@ KEY_ENTRY = (
     "[{id, key, note, expires (duration in seconds), status (Not Used | Used | Banned), level, "
     "genby, gendate, usedon, usedby, banned (reason or null)}], oldest first"
 )
+EXISTING_USER = Param(
+    "user", required=True, max_length=64, aliases=("username",), doc="the user's name", names_user=True
+)
 EXPIRY = Param("expiry", "float", required=True, maximum=licenses.MAX_DAYS, max_length=24)
 EXPORT_RETURNS = {"keys": KEY_ENTRY, "count": "how many keys match in total (all pages)"}
 
@@ -573,7 +576,7 @@ async def activate(call: SellerCall) -> dict[str, Any]:
     group=GROUP,
     summary="Retrieve License From User",
     area=AREA,
-    params=[Param("user", required=True, max_length=64, aliases=("username",), doc="the user's name")],
+    params=[EXISTING_USER],
     returns={"key": "the key the user was made from (the first they redeemed)"},
 )
 async def get_key(call: SellerCall) -> dict[str, Any]:
@@ -588,7 +591,7 @@ async def get_key(call: SellerCall) -> dict[str, Any]:
     summary="Assign License To User",
     area=AREA,
     mutates=True,
-    params=[Param("user", required=True, max_length=64, aliases=("username",), doc="the user's name"), KEY],
+    params=[EXISTING_USER, KEY],
     returns={"subscriptions": "names of the subscriptions the key granted or lengthened"},
 )
 async def assign_key(call: SellerCall) -> dict[str, Any]:

@@ -91,8 +91,9 @@ SETTING_PARAMS: tuple[tuple[Param, str], ...] = (
     _flag(
         "caseinsensitiveusernames",
         "case_insensitive_usernames",
-        "1: usernames compare case-insensitively (unique by their case fold; a login finds the user "
-        "whatever the case); refused while two names differ only in case",
+        "1: usernames compare case-insensitively (unique by their case fold; a login, and a seller "
+        "operation naming a user, finds the user whatever the case); refused while two names "
+        "differ only in case",
     ),
     _int(
         "logretention",

@@ -18,10 +18,14 @@ GROUP = "Users"
 AREA: Area = "users"
 MAX_NAME = 64
 
-USER = Param("user", required=True, max_length=MAX_NAME, doc="username")
-USER_OR_ALL = Param("user", required=True, max_length=MAX_NAME, doc="username, or `all` for every user")
+USER = Param("user", required=True, max_length=MAX_NAME, doc="username", names_user=True)
+USER_OR_ALL = Param(
+    "user", required=True, max_length=MAX_NAME, doc="username, or `all` for every user", names_user=True
+)
 SUB = Param("sub", required=True, max_length=MAX_NAME, doc="subscription name")
-PAUSE_USER = Param("username", required=True, max_length=MAX_NAME, aliases=("user",), doc="username")
+PAUSE_USER = Param(
+    "username", required=True, max_length=MAX_NAME, aliases=("user",), doc="username", names_user=True
+)
 
 
 # --- KeyAuth's field names ---------------------------------------------------------------------
@@ -350,7 +354,14 @@ async def unban(call: SellerCall) -> dict[str, Any]:
     area=AREA,
     mutates=True,
     params=[
-        Param("currentUsername", required=True, max_length=MAX_NAME, aliases=("user",), doc="username"),
+        Param(
+            "currentUsername",
+            required=True,
+            max_length=MAX_NAME,
+            aliases=("user",),
+            doc="username",
+            names_user=True,
+        ),
         Param("newUsername", required=True, max_length=MAX_NAME, doc="new username (not `all`)"),
     ],
     returns={},
@@ -581,7 +592,7 @@ async def delete_subscription(call: SellerCall) -> dict[str, Any]:
     area=AREA,
     aliases=("usersub",),
     params=[
-        Param("user", max_length=MAX_NAME, doc="only this user's subscriptions (optional)"),
+        Param("user", max_length=MAX_NAME, doc="only this user's subscriptions (optional)", names_user=True),
         PAGE,
         LIMIT,
     ],

@@ -12,7 +12,9 @@ from licensegate.operations.seller.registry import SellerCall, registry
 GROUP = "User Variable"
 AREA: Area = "variables"
 # A license login's username is the license key, so usernames get the key length (128).
-USER = Param("user", required=True, max_length=128, aliases=("username",), doc="the user's username")
+USER = Param(
+    "user", required=True, max_length=128, aliases=("username",), doc="the user's username", names_user=True
+)
 VAR = Param("var", required=True, max_length=64, doc="variable name")
 DATA = Param("data", required=True, max_length=500, strip=False, doc="the value (at most 500 characters)")
 READ_ONLY = Param(
@@ -38,6 +40,7 @@ READ_ONLY = Param(
             max_length=128,
             aliases=("username",),
             doc="the user's username, or `all` for every user of the application",
+            names_user=True,
         ),
         VAR,
         DATA,
@@ -88,7 +91,9 @@ async def get_var(call: SellerCall) -> dict[str, Any]:
     summary="Retrieve User Variables",
     area=AREA,
     params=[
-        Param("user", max_length=128, aliases=("username",), doc="only this user's variables"),
+        Param(
+            "user", max_length=128, aliases=("username",), doc="only this user's variables", names_user=True
+        ),
         Param("var", max_length=64, aliases=("name",), doc="only variables of this name"),
         PAGE,
         LIMIT,
