@@ -19,24 +19,24 @@ sign-in, from a random `lg_panel_pre` cookie) and must come from our own origin.
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, Router
 
-from licensegate.addresses import client_ip, counted_as
+from licensegate.addresses import counted_as
 from licensegate.domain import loader, lockout, panel
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.panel import Panel, PanelSession
 from licensegate.services import Services
 from licensegate.web import security
-from licensegate.web.forms import Form, Limits, read_form, status_of
+from licensegate.web.browser import BrowserVisit
+from licensegate.web.forms import Limits, read_form, status_of
 from licensegate.web.templating import render_template, when
 
 log = logging.getLogger("licensegate.web")
@@ -53,48 +53,15 @@ NOTICES = {
 
 
 @dataclass
-class PanelVisit:
-    request: Request
-    services: Services
+class PanelVisit(BrowserVisit):
     panel: Panel
     session: PanelSession | None = None
-    token: str | None = None
-    presession: str | None = None
-    form: Form = field(default_factory=lambda: Form({}))
-    _cookies: list[tuple[str, str | None]] = field(default_factory=list)
 
-    @property
-    def secure(self) -> bool:
-        return self.request.url.scheme == "https" or self.services.settings.public_url.startswith("https://")
-
-    @property
-    def ip(self) -> str:
-        return client_ip(self.request.scope, self.services.settings.trusted_proxies)
-
-    def now(self) -> int:
-        return self.services.clock.now()
-
-    def cookie_name(self, base: str) -> str:
-        return f"__Host-{base}" if self.secure else base
+    presession_cookie: ClassVar[str] = PRESESSION_COOKIE
 
     @property
     def session_cookie(self) -> str:
         return f"lg_panel_{self.panel.id}"
-
-    def cookie(self, base: str) -> str | None:
-        return self.request.cookies.get(self.cookie_name(base))
-
-    def set_cookie(self, base: str, value: str | None) -> None:
-        self._cookies.append((base, value))
-
-    @property
-    def csrf_seed(self) -> str:
-        if self.token is not None:
-            return self.token
-        if self.presession is None:
-            self.presession = secrets.token_urlsafe(32)
-            self.set_cookie(PRESESSION_COOKIE, self.presession)
-        return self.presession
 
     @property
     def path(self) -> str:
@@ -119,13 +86,7 @@ class PanelVisit:
         return self.finish(RedirectResponse(target, status_code=303))
 
     def finish(self, response: Response) -> Response:
-        for base, value in self._cookies:
-            name = self.cookie_name(base)
-            if value is None:
-                response.delete_cookie(name, path="/", secure=self.secure, httponly=True, samesite="lax")
-            else:
-                response.set_cookie(name, value, path="/", secure=self.secure, httponly=True, samesite="lax")
-        self._cookies.clear()
+        self.write_cookies(response)
         port = self.services.settings.web_loader_port
         # The dashboard's policy, but the page may also talk to the loader on this computer.
         response.headers["content-security-policy"] = security.CSP.replace(

@@ -17,24 +17,23 @@ import base64
 import hashlib
 import hmac
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from licensegate.addresses import client_ip
 from licensegate.domain import websessions
 from licensegate.domain.accounts import Account
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.websessions import Timeouts, WebSession
 from licensegate.services import Services
 from licensegate.web import security
+from licensegate.web.browser import BrowserVisit
 from licensegate.web.forms import MAX_UPLOAD_FIELD, Form, read_form, read_upload, status_of
 from licensegate.web.templating import render_template
 
@@ -67,15 +66,11 @@ class FormRefused(Exception):
 
 
 @dataclass
-class Visit:
-    request: Request
-    services: Services
+class Visit(BrowserVisit):
     session: WebSession | None = None
-    token: str | None = None  # the session cookie's token
-    presession: str | None = None  # the pre-sign-in CSRF seed
-    form: Form = field(default_factory=lambda: Form({}))
-    _cookies: list[tuple[str, str | None, int | None]] = field(default_factory=list)
     _flashes: list[tuple[str, str]] = field(default_factory=list)
+
+    presession_cookie: ClassVar[str] = PRESESSION_COOKIE
 
     # --- who and where ---
 
@@ -85,45 +80,15 @@ class Visit:
         return self.session.account
 
     @property
-    def secure(self) -> bool:
-        return self.request.url.scheme == "https" or self.services.settings.public_url.startswith("https://")
-
-    @property
-    def ip(self) -> str:
-        return client_ip(self.request.scope, self.services.settings.trusted_proxies)
-
-    @property
     def user_agent(self) -> str:
         return self.request.headers.get("user-agent", "")[:256]
-
-    def now(self) -> int:
-        return self.services.clock.now()
 
     @property
     def timeouts(self) -> Timeouts:
         settings = self.services.settings
         return Timeouts(settings.dashboard_idle_timeout, settings.dashboard_session_lifetime)
 
-    # --- cookies, CSRF and flash messages ---
-
-    def cookie_name(self, base: str) -> str:
-        return f"__Host-{base}" if self.secure else base
-
-    def cookie(self, base: str) -> str | None:
-        return self.request.cookies.get(self.cookie_name(base))
-
-    def set_cookie(self, base: str, value: str | None, max_age: int | None = None) -> None:
-        """Set (or, with None, delete) a cookie on whatever response this visit answers."""
-        self._cookies.append((base, value, max_age))
-
-    @property
-    def csrf_seed(self) -> str:
-        if self.token is not None:
-            return self.token
-        if self.presession is None:
-            self.presession = secrets.token_urlsafe(32)
-            self.set_cookie(PRESESSION_COOKIE, self.presession)
-        return self.presession
+    # --- CSRF and flash messages ---
 
     @property
     def csrf(self) -> str:
@@ -218,21 +183,7 @@ class Visit:
             payload = base64.urlsafe_b64encode(orjson.dumps(self._flashes)).decode()
             self.set_cookie(FLASH_COOKIE, f"{payload}.{_mac(self.csrf_seed, payload)}")
             self._flashes = []
-        for base, value, max_age in self._cookies:
-            name = self.cookie_name(base)
-            if value is None:
-                response.delete_cookie(name, path="/", secure=self.secure, httponly=True, samesite="lax")
-            else:
-                response.set_cookie(
-                    name,
-                    value,
-                    max_age=max_age,
-                    path="/",
-                    secure=self.secure,
-                    httponly=True,
-                    samesite="lax",
-                )
-        self._cookies.clear()
+        self.write_cookies(response)
         return response
 
 
