@@ -8,8 +8,10 @@ hiding a link and refusing its URL cannot disagree. A new page registers its sec
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 
 from licensegate.domain import apps
 from licensegate.domain.accounts import Account
@@ -19,6 +21,7 @@ from licensegate.web.visit import Denied, Visit
 OWNER_ONLY: Literal["owner"] = "owner"  # sections only the application's owner sees
 RESELLER_ONLY: Literal["reseller"] = "reseller"  # sections only its resellers see (their balance)
 SectionArea = Area | Literal["", "owner", "reseller"]
+NO_ERRORS: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,17 @@ class AppPage:
 
     def path(self, slug: str = "") -> str:
         return app_path(self.id, slug)
+
+
+class Shown(NamedTuple):
+    """How a page with forms is shown: the application (opened with `open_app`), the messages by
+    form field ('' is the form as a whole) and the status to answer. A first look (a GET) is
+    `Shown(app)`; an action refused shows its page again with the application it opened, each
+    message next to its field and the refusal's status (`web.seller.refused`)."""
+
+    app: AppPage
+    errors: Mapping[str, str] = NO_ERRORS
+    status: int = 200
 
 
 def _nav(account: Account, app: dict[str, Any], current: str) -> Nav:

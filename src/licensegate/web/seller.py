@@ -16,7 +16,7 @@ from starlette.responses import Response
 from licensegate.domain import permissions
 from licensegate.domain.errors import Refusal
 from licensegate.operations.seller import Caller, Upload, invoke
-from licensegate.web.navigation import AppPage
+from licensegate.web.navigation import AppPage, Shown
 from licensegate.web.visit import Visit
 
 VIA = "dashboard"
@@ -75,6 +75,12 @@ def field_error(refusal: Refusal, fields: Mapping[str, str], default: str = "") 
 def status_of(refusal: Refusal) -> int:
     """The status a page re-shown with this refusal answers."""
     return {"conflict": 409, "not_found": 404, "forbidden": 403, "rate_limited": 429}.get(refusal.kind, 400)
+
+
+def refused(app: AppPage, refusal: Refusal, fields: Mapping[str, str], default: str = "") -> Shown:
+    """A form page shown again after `refusal`: its message next to its field (`field_error`),
+    answered with its status."""
+    return Shown(app, field_error(refusal, fields, default), status_of(refusal))
 
 
 async def act(

@@ -17,7 +17,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
 from licensegate.web.visit import Visit, page
 
@@ -72,10 +72,8 @@ def _entries(count: int) -> str:
 # --- blacklist ---------------------------------------------------------------------------------
 
 
-async def black_list(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def black_list(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     view = BLACK_SPEC.read(visit.request.query_params)
     found = await blacklists.browse(
         visit.services.db,
@@ -96,7 +94,7 @@ async def black_list(
         nav=app.nav,
         listing=view.listing(app.path(BLACK_SLUG), found, None),
         path=app.path(BLACK_SLUG),
-        errors=errors or {},
+        errors=errors,
         form={"ip": form.get("ip"), "hwid": form.get("hwid"), "reason": form.get("reason")},
     )
 
@@ -108,8 +106,7 @@ async def black_add(visit: Visit) -> Response:
     try:
         body = await seller.run(visit, app, "black", {k: v for k, v in params.items() if v})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, BLACK_FIELDS)
-        return await black_list(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await black_list(visit, seller.refused(app, refusal, BLACK_FIELDS))
     listed = " and ".join(value for value in (params["ip"], params["hwid"]) if value)
     added = int(body.get("added", 0))
     if added:
@@ -167,10 +164,8 @@ async def _empty(
 # --- whitelist ---------------------------------------------------------------------------------
 
 
-async def white_list(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def white_list(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     view = WHITE_SPEC.read(visit.request.query_params)
     found = await blacklists.browse_whites(
         visit.services.db, app.id, value=view.values.get("value"), request=view.request
@@ -183,7 +178,7 @@ async def white_list(
         nav=app.nav,
         listing=view.listing(app.path(WHITE_SLUG), found, None),
         path=app.path(WHITE_SLUG),
-        errors=errors or {},
+        errors=errors,
         form={"ip": visit.form.get("ip")},
     )
 
@@ -194,8 +189,7 @@ async def white_add(visit: Visit) -> Response:
     try:
         body = await seller.run(visit, app, "addWhite", {"ip": ip})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, WHITE_FIELDS, default="ip")
-        return await white_list(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await white_list(visit, seller.refused(app, refusal, WHITE_FIELDS, default="ip"))
     if int(body.get("added", 0)):
         visit.flash(f"{ip} is whitelisted.")
     else:

@@ -17,7 +17,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted, duration, when
 from licensegate.web.visit import Visit, page
 
@@ -68,14 +68,8 @@ def seconds_of(amount: str, unit: str, param: str) -> int:
     return int(amount) * int(unit)
 
 
-async def list_page(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def list_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     db = visit.services.db
     channels = await chat.list_channels(db, app.id)
     names = tuple((row["name"], row["name"]) for row in channels)
@@ -105,7 +99,7 @@ async def list_page(
         channels=shown_channels,
         mutes=await chat.list_mutes(db, app.id, visit.now()),
         units=UNITS,
-        errors=errors or {},
+        errors=errors,
         form={
             name: form.get(name) if form else ""
             for name in ("name", "delay", "unit", "channel", "message", "author")
@@ -120,8 +114,7 @@ async def create_channel(visit: Visit) -> Response:
         delay = seconds_of(form.get("delay") or "0", form.get("unit") or "1", "delay")
         await seller.run(visit, app, "addchannel", {"name": form.get("name").strip(), "delay": str(delay)})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, CHANNEL_FIELDS, default="name")
-        return await list_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await list_page(visit, seller.refused(app, refusal, CHANNEL_FIELDS, default="name"))
     visit.flash(f"The channel {form.get('name').strip()} is created (delay {duration(delay)}).")
     return visit.redirect(app.path(SLUG))
 
@@ -135,7 +128,7 @@ async def set_delay(visit: Visit) -> Response:
         await seller.run(visit, app, "editchan", {"name": name, "delay": str(delay)})
     except Refusal as refusal:
         errors = {"channels": f"{name[:64]}: {refusal.message}"}
-        return await list_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await list_page(visit, Shown(app, errors, seller.status_of(refusal)))
     visit.flash(f"The delay of {name} is now {duration(delay)}.")
     return visit.redirect(app.path(SLUG))
 
@@ -189,8 +182,7 @@ async def post_message(visit: Visit) -> Response:
     try:
         await seller.run(visit, app, "chatpost", params)
     except Refusal as refusal:
-        errors = seller.field_error(refusal, POST_FIELDS, default="message")
-        return await list_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await list_page(visit, seller.refused(app, refusal, POST_FIELDS, default="message"))
     visit.flash(f"Your message is posted in {channel} as the developer.")
     return visit.redirect(app.path(SLUG))
 
@@ -212,10 +204,8 @@ async def delete_message(visit: Visit) -> Response:
     return await seller.act(visit, app, "delchatmessage", params, done="The message is deleted.", back=back)
 
 
-async def mute_page(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def mute_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     source = visit.form if visit.request.method == "POST" else visit.request.query_params
     return visit.render(
         "chats/mute.html",
@@ -226,7 +216,7 @@ async def mute_page(
         path=app.path(SLUG),
         choices=MUTE_CHOICES,
         units=UNITS,
-        errors=errors or {},
+        errors=errors,
         form={
             "user": str(source.get("user", ""))[: chat.MAX_AUTHOR],
             "length": str(source.get("length", MUTE_CHOICES[1][0])),
@@ -253,7 +243,7 @@ async def mute(visit: Visit) -> Response:
         errors = seller.field_error(refusal, MUTE_FIELDS, default="user")
         if errors.get("amount") == "Fill this in." and length != "custom":
             errors = {"length": "Choose how long."}
-        return await mute_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await mute_page(visit, Shown(app, errors, seller.status_of(refusal)))
     visit.flash(f"{user} is muted for {duration(seconds)} (until {when(int(body['until']))}).")
     return visit.redirect(app.path(SLUG) + "#h-mutes")
 

@@ -25,7 +25,7 @@ from licensegate.operations.seller import Upload
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted, size
 from licensegate.web.visit import Visit, error_page, page
 
@@ -94,14 +94,8 @@ def _shown(row: dict[str, Any], client_limit: int) -> dict[str, Any]:
 # --- the list ---------------------------------------------------------------------------------
 
 
-async def list_page(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def list_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     db = visit.services.db
     limits = _limits(visit)
     view = SPEC.read(visit.request.query_params)
@@ -120,7 +114,7 @@ async def list_page(
         total=total,
         too_large=await files.count_larger(db, app.id, limits["client"]),
         limits=limits,
-        errors=errors or {},
+        errors=errors,
         form={
             "name": form.get("name"),
             "url": form.get("url"),
@@ -185,7 +179,7 @@ async def upload(visit: Visit) -> Response:
         errors = seller.field_error(refusal, UPLOAD_FIELDS, default="file")
         if refusal.error == "missing_parameter":
             errors = {"file": "Choose a file to upload."}
-        return await list_page(visit, app=app, errors=errors, status=_status(refusal))
+        return await list_page(visit, Shown(app, errors, _status(refusal)))
     return _added(visit, app, body)
 
 
@@ -202,7 +196,7 @@ async def fetch(visit: Visit) -> Response:
         body = await seller.run(visit, app, "upload", params)
     except Refusal as refusal:
         errors = seller.field_error(refusal, URL_FIELDS, default="url")
-        return await list_page(visit, app=app, errors=errors, status=_status(refusal))
+        return await list_page(visit, Shown(app, errors, _status(refusal)))
     return _added(visit, app, body)
 
 
@@ -231,14 +225,8 @@ async def delete_all(visit: Visit) -> Response:
 # --- one file -----------------------------------------------------------------------------------
 
 
-async def detail_page(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def detail_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     limits = _limits(visit)
     row = _shown(dict(await files.get(visit.services.db, app.id, _file_id(visit))), limits["client"])
     form = visit.form
@@ -252,7 +240,7 @@ async def detail_page(
         here=app.path(f"{SLUG}/{row['file_id']}"),
         file=row,
         limits=limits,
-        errors=errors or {},
+        errors=errors,
         form={"name": form.get("name") if "name" in form else row["name"], "url": form.get("url")},
     )
 
@@ -270,8 +258,7 @@ async def rename(visit: Visit) -> Response:
             raise errorcodes.MISSING_PARAMETER(name="name", param="name")
         await _edit(visit, app, file_id, {"name": name})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, RENAME_FIELDS, default="name")
-        return await detail_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await detail_page(visit, seller.refused(app, refusal, RENAME_FIELDS, default="name"))
     visit.flash(f"File {file_id} is now named {name}.")
     return visit.redirect(app.path(f"{SLUG}/{file_id}"))
 
@@ -308,7 +295,7 @@ async def replace(visit: Visit) -> Response:
         errors = seller.field_error(refusal, {}, default="file")
         if refusal.error == "missing_parameter":
             errors = {"file": "Choose the file with the new content."}
-        return await detail_page(visit, app=app, errors=errors, status=_status(refusal))
+        return await detail_page(visit, Shown(app, errors, _status(refusal)))
     return _replaced(visit, app, body)
 
 
@@ -324,7 +311,7 @@ async def refetch(visit: Visit) -> Response:
         if refusal.error == "file_not_found":
             raise
         errors = seller.field_error(refusal, {}, default="url")
-        return await detail_page(visit, app=app, errors=errors, status=_status(refusal))
+        return await detail_page(visit, Shown(app, errors, _status(refusal)))
     return _replaced(visit, app, body)
 
 

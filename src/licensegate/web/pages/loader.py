@@ -15,7 +15,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, error_page, page
 
 SLUG = "loader"
@@ -42,14 +42,8 @@ async def _open(visit: Visit) -> AppPage:
     return await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
 
 
-async def show(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def show(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     buttons = await loader.list_all(visit.services.db, app.id)
     posted = visit.request.method == "POST"
     form = visit.form
@@ -63,7 +57,7 @@ async def show(
         buttons=buttons,
         maximum=loader.MAX_BUTTONS,
         panel_url=panel_url(visit, app.id),
-        errors=errors or {},
+        errors=errors,
         form={
             "text": form.get("text") if posted else "",
             "value": form.get("value") if posted else "",
@@ -90,8 +84,7 @@ async def save_setup(visit: Visit) -> Response:
     try:
         await seller.run(visit, app, "updatesettings", params)
     except Refusal as refusal:
-        errors = seller.field_error(refusal, SETUP_FIELDS, default="webdownload")
-        return await show(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await show(visit, seller.refused(app, refusal, SETUP_FIELDS, default="webdownload"))
     state = "on" if form.flag("customerpanel") else "off"
     visit.flash(f"Saved: the customer panel is {state}.")
     return visit.redirect(app.path(SLUG))
@@ -103,16 +96,13 @@ async def add(visit: Visit) -> Response:
     try:
         await seller.run(visit, app, "addbutton", {"value": value, "text": text})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, BUTTON_FIELDS, default="value")
-        return await show(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await show(visit, seller.refused(app, refusal, BUTTON_FIELDS, default="value"))
     visit.flash(f"The button {text} ({value}) is added at the end.")
     return visit.redirect(app.path(SLUG))
 
 
-async def edit_page(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def edit_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     source = visit.form if visit.request.method == "POST" else visit.request.query_params
     value = str(source.get("button", ""))
     button = next((b for b in await loader.list_all(visit.services.db, app.id) if b["value"] == value), None)
@@ -127,7 +117,7 @@ async def edit_page(
         nav=app.nav,
         path=app.path(SLUG),
         button=button,
-        errors=errors or {},
+        errors=errors,
         form={
             "text": visit.form.get("text") if posted else button["text"],
             "value": visit.form.get("value") if posted else button["value"],
@@ -146,8 +136,7 @@ async def edit(visit: Visit) -> Response:
         if refusal.error == "button_not_found":
             visit.flash(refusal.message, "error")
             return visit.redirect(app.path(SLUG))
-        errors = seller.field_error(refusal, EDIT_FIELDS, default="value")
-        return await edit_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await edit_page(visit, seller.refused(app, refusal, EDIT_FIELDS, default="value"))
     visit.flash(f"The button {text} ({value}) is saved.")
     return visit.redirect(app.path(SLUG))
 

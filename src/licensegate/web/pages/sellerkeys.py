@@ -14,7 +14,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, page
 
 AREA: Area = "sellerkeys"
@@ -45,10 +45,8 @@ async def _open(visit: Visit) -> AppPage:
     return await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
 
 
-async def listing(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def listing(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     identity = (await seller.caller(visit, app)).identity
     keys = await sellerkeys.list_keys(visit.services.db, identity)
     for key in keys:
@@ -65,7 +63,7 @@ async def listing(
         keys=keys,
         path=app.path(SLUG),
         areas=[(name, AREA_HINTS[name]) for name in held],
-        errors=errors or {},
+        errors=errors,
         form={
             "name": form.get("name"),
             "areas": set(form.all("areas")) if posted else set(),
@@ -85,9 +83,7 @@ async def create(visit: Visit) -> Response:
             visit, app, "addsellerkey", {"name": form.get("name"), "permissions": ",".join(areas)}
         )
     except Refusal as refusal:
-        return await listing(
-            visit, app=app, errors=seller.field_error(refusal, FIELDS), status=seller.status_of(refusal)
-        )
+        return await listing(visit, seller.refused(app, refusal, FIELDS))
     name = form.get("name").strip()
     visit.flash(f"The seller key {name or body['sellerkey'][:6]} is created.")
     return visit.render(

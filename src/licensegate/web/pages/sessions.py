@@ -14,7 +14,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted, when
 from licensegate.web.visit import Visit, page
 
@@ -54,10 +54,8 @@ async def _open(visit: Visit) -> AppPage:
     return await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
 
 
-async def list_page(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def list_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     view = SPEC.read(visit.request.query_params)
     if view.position is not None and type(view.position.value) is not int:
         raise errorcodes.INVALID_VIEW("This page link is damaged; start again from the first page.")
@@ -87,7 +85,7 @@ async def list_page(
         online=await overview.online(db, app.id, now),
         online_names=names[:SHOWN_ONLINE],
         online_more=len(names) > SHOWN_ONLINE,
-        errors=errors or {},
+        errors=errors,
         form={"user": visit.form.get("user") if visit.request.method == "POST" else ""},
     )
 
@@ -116,8 +114,7 @@ async def end_user(visit: Visit) -> Response:
         for session_id in ids:
             await steps.run("kill", {"sessid": session_id})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, {"user": "user"}, default="user")
-        return await list_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await list_page(visit, seller.refused(app, refusal, {"user": "user"}, default="user"))
     ended = len(ids)
     visit.flash(f"{ended:,} session{'' if ended == 1 else 's'} of {username} ended.")
     return visit.redirect(app.path(SLUG))

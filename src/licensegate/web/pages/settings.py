@@ -22,7 +22,7 @@ from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import registry
 from licensegate.operations.seller.settings import CLEAR_PARAMS, SETTING_PARAMS
 from licensegate.web import seller
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, error_page, page
 
 SLUG = "settings"
@@ -193,14 +193,12 @@ async def _open(visit: Visit) -> AppPage:
 
 async def settings_page(
     visit: Visit,
+    shown: Shown | None = None,
     *,
-    app: AppPage | None = None,
     tab: str | None = None,
     submitted: dict[str, str] | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
 ) -> Response:
-    app = app or await _open(visit)
+    app, errors, status = shown or Shown(await _open(visit))
     tab = tab or str(visit.request.path_params.get("tab", "general"))
     if tab != MESSAGES and tab not in TAB_BY_SLUG:
         return error_page(visit, 404, "Not found", "There is no such settings tab.")
@@ -243,7 +241,7 @@ async def settings_page(
         messages=messages,
         webhook_set=values["log_webhook"] == "set",
         download_set=bool(values["download_link"]),
-        errors=errors or {},
+        errors=errors,
         owner=visit.account.is_owner,
         max_message=catalogue.MAX_LENGTH,
     )
@@ -256,7 +254,7 @@ async def save_tab(visit: Visit) -> Response:
     slug = str(visit.request.path_params["tab"])
     chosen = TAB_BY_SLUG.get(slug)
     if chosen is None:
-        return await settings_page(visit, app=app, tab=slug)
+        return await settings_page(visit, Shown(app), tab=slug)
     form = visit.form
     params: dict[str, str] = {}
     submitted: dict[str, str] = {}
@@ -279,7 +277,7 @@ async def save_tab(visit: Visit) -> Response:
         fields = {name: name for name in (*chosen.params, *chosen.clears)} | ERROR_FIELDS
         errors = seller.field_error(refusal, fields)
         return await settings_page(
-            visit, app=app, tab=slug, submitted=submitted, errors=errors, status=seller.status_of(refusal)
+            visit, Shown(app, errors, seller.status_of(refusal)), tab=slug, submitted=submitted
         )
     visit.flash(f"{chosen.label} settings saved.")
     return visit.redirect(f"{app.path(SLUG)}/{slug}")
@@ -307,14 +305,12 @@ async def save_messages(visit: Visit) -> Response:
         name: form.get(name)[: catalogue.MAX_LENGTH + 1] for name in catalogue.DEFAULTS if name in form
     }
     if form.get("do") == "preview":
-        return await settings_page(visit, app=app, tab=MESSAGES, submitted=submitted)
+        return await settings_page(visit, Shown(app), tab=MESSAGES, submitted=submitted)
     current: dict[str, str] = (await seller.run(visit, app, "getsettings", {}))["messages"]
     changed = {name: text for name, text in submitted.items() if text != current[name]}
     errors = _check_texts(changed)
     if errors:
-        return await settings_page(
-            visit, app=app, tab=MESSAGES, submitted=submitted, errors=errors, status=400
-        )
+        return await settings_page(visit, Shown(app, errors, 400), tab=MESSAGES, submitted=submitted)
     if not changed:
         visit.flash("No message changed.", "warning")
         return visit.redirect(f"{app.path(SLUG)}/{MESSAGES}")
@@ -326,11 +322,9 @@ async def save_messages(visit: Visit) -> Response:
         except Refusal as refusal:
             return await settings_page(
                 visit,
-                app=app,
+                Shown(app, {name: refusal.message}, seller.status_of(refusal)),
                 tab=MESSAGES,
                 submitted=submitted,
-                errors={name: refusal.message},
-                status=seller.status_of(refusal),
             )
     count = len(changed)
     visit.flash(f"{count} message{'' if count == 1 else 's'} saved. Programs get the new text at once.")

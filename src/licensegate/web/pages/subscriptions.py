@@ -14,7 +14,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, page
 
 SLUG = "subscriptions"
@@ -50,10 +50,8 @@ def _path(app: AppPage, row: dict[str, Any] | None = None, action: str = "") -> 
     return f"{base}/{row['id']}{'/' + action if action else ''}"
 
 
-async def list_page(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def list_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     rows = _described(await subscriptions.list_with_users(visit.services.db, app.id))
     return visit.render(
         "subscriptions/list.html",
@@ -63,7 +61,7 @@ async def list_page(
         nav=app.nav,
         rows=rows,
         path=app.path(SLUG),
-        errors=errors or {},
+        errors=errors,
         form={"name": visit.form.get("name"), "level": visit.form.get("level")},
     )
 
@@ -74,22 +72,13 @@ async def create(visit: Visit) -> Response:
     try:
         await seller.run(visit, app, "addsub", {"name": name, "level": level})
     except Refusal as refusal:
-        return await list_page(
-            visit, app=app, errors=seller.field_error(refusal, FIELDS), status=seller.status_of(refusal)
-        )
+        return await list_page(visit, seller.refused(app, refusal, FIELDS))
     visit.flash(f"The subscription {name.strip()} is created (level {level.strip()}).")
     return visit.redirect(app.path(SLUG))
 
 
-async def detail(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    row: dict[str, Any] | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def detail(visit: Visit, shown: Shown | None = None, *, row: dict[str, Any] | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     row = row or await _find(visit, app)
     posted = visit.request.method == "POST"
     return visit.render(
@@ -101,7 +90,7 @@ async def detail(
         sub=row,
         list_path=app.path(SLUG),
         base=_path(app, row),
-        errors=errors or {},
+        errors=errors,
         form={
             "name": visit.form.get("name") if posted else row["name"],
             "level": visit.form.get("level") if posted else row["level"],
@@ -123,13 +112,7 @@ async def edit(visit: Visit) -> Response:
             raise _missing("level")
         await seller.run(visit, app, "editsub", params)
     except Refusal as refusal:
-        return await detail(
-            visit,
-            app=app,
-            row=row,
-            errors=seller.field_error(refusal, FIELDS),
-            status=seller.status_of(refusal),
-        )
+        return await detail(visit, seller.refused(app, refusal, FIELDS), row=row)
     visit.flash(f"The subscription {name} is saved (level {level}).")
     return visit.redirect(app.path(SLUG))
 

@@ -21,7 +21,7 @@ from licensegate.operations.seller.team import AMOUNTS
 from licensegate.web import seller
 from licensegate.web.balances import BUCKET_LABELS, history_context
 from licensegate.web.confirm import confirm_page, confirmed
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.pages.apps import record
 from licensegate.web.pages.sellerkeys import AREA_HINTS
 from licensegate.web.visit import Access, Visit, error_page, page
@@ -77,10 +77,8 @@ def _levels(row: dict[str, Any]) -> list[str]:
     return list(permissions.parse_levels(row["key_levels"]))
 
 
-async def listing(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def listing(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     resellers, managers = [], []
     invited = await invitations.pending_in_app(visit.services.db, app.id, visit.now())
     for row in await team.members(visit.services.db, app.id):
@@ -111,7 +109,7 @@ async def listing(
         roles=ROLES,
         access=ACCESS,
         areas=_manager_areas(),
-        errors=errors or {},
+        errors=errors,
         form={
             "role": form.get("role") or RESELLER,
             "access": INVITE if form.get("access") == INVITE else PASSWORD,
@@ -148,8 +146,7 @@ async def create(visit: Visit) -> Response:
             params["keylevels"] = form.get("keylevels").strip()
         body = await seller.run(visit, app, "addAccount", params)
     except Refusal as refusal:
-        errors = seller.field_error(refusal, CREATE_FIELDS)
-        return await listing(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await listing(visit, seller.refused(app, refusal, CREATE_FIELDS))
     if invited:
         row = await team.get_member(visit.services.db, app.id, body["username"])
         return await _invite(visit, app, dict(row), created=True)
@@ -195,14 +192,8 @@ async def _member(visit: Visit, app: AppPage) -> dict[str, Any]:
     return dict(row)
 
 
-async def member(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def member(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     row = await _member(visit, app)
     form = visit.form
     # What was typed is shown again in the form that was posted; the other form shows the account.
@@ -233,7 +224,7 @@ async def member(
             if row["role"] == RESELLER
             else {}
         ),
-        errors=errors or {},
+        errors=errors,
         form={
             "amounts": {name: form.get(name) for name in AMOUNTS} if posted == "balance" else {},
             "keylevels": form.get("keylevels") if edited else ", ".join(_levels(row)),
@@ -254,8 +245,7 @@ async def balance(visit: Visit) -> Response:
             raise errorcodes.INVALID_FORM("Give an amount for at least one duration.")
         body = await seller.run(visit, app, "setbalance", {"username": row["username"], **params})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, BALANCE_FIELDS, default="balance")
-        return await member(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await member(visit, seller.refused(app, refusal, BALANCE_FIELDS, default="balance"))
     held = ", ".join(f"{BUCKET_LABELS[b]} {n}" for b, n in body["balance"].items() if n)
     visit.flash(f"The balance of {row['username']} is now: {held or 'empty'}.")
     return visit.redirect(app.path(f"{SLUG}/{row['username']}"))
@@ -283,8 +273,7 @@ async def edit(visit: Visit) -> Response:
             operation = "editmanager"
         await seller.run(visit, app, operation, params)
     except Refusal as refusal:
-        errors = seller.field_error(refusal, EDIT_FIELDS)
-        return await member(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await member(visit, seller.refused(app, refusal, EDIT_FIELDS))
     visit.flash(f"The {row['role']} {row['username']} is changed.")
     return visit.redirect(app.path(f"{SLUG}/{row['username']}"))
 

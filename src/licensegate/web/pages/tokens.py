@@ -17,7 +17,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, page
 
 SLUG = "tokens"
@@ -66,14 +66,8 @@ async def _open(visit: Visit) -> AppPage:
     return await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
 
 
-async def list_page(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-) -> Response:
-    app = app or await _open(visit)
+async def list_page(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     view = SPEC.read(visit.request.query_params)
     found = await tokens.browse(
         visit.services.db,
@@ -95,7 +89,7 @@ async def list_page(
         nav=app.nav,
         listing=view.listing(app.path(SLUG), found, None),
         path=app.path(SLUG),
-        errors=errors or {},
+        errors=errors,
         form={"token": form.get("token"), "reason": form.get("reason")},
     )
 
@@ -115,8 +109,7 @@ async def ban(visit: Visit) -> Response:
     try:
         await seller.run(visit, app, "bantoken", {"token": token, "reason": reason})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, FIELDS, default="token")
-        return await list_page(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await list_page(visit, seller.refused(app, refusal, FIELDS, default="token"))
     visit.flash(f"The token {token} is banned: programs using it are refused at init.")
     return visit.redirect(app.path(SLUG))
 

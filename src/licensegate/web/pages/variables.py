@@ -15,7 +15,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
 from licensegate.web.visit import Visit, page
 
@@ -65,10 +65,8 @@ async def _open(visit: Visit) -> AppPage:
 # --- user variables ----------------------------------------------------------------------------
 
 
-async def user_list(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def user_list(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     view = USER_SPEC.read(visit.request.query_params)
     values = view.values
     found = await uservars.browse(
@@ -91,7 +89,7 @@ async def user_list(
         nav=app.nav,
         listing=view.listing(app.path(USER_SLUG), found, None),
         path=app.path(USER_SLUG),
-        errors=errors or {},
+        errors=errors,
         form={
             "user": form.get("user"),
             "everyone": form.flag("everyone"),
@@ -128,9 +126,7 @@ async def user_set(visit: Visit) -> Response:
             },
         )
     except Refusal as refusal:
-        return await user_list(
-            visit, app=app, errors=seller.field_error(refusal, USER_FIELDS), status=seller.status_of(refusal)
-        )
+        return await user_list(visit, seller.refused(app, refusal, USER_FIELDS))
     name = form.get("var").strip()
     if everyone:
         written = int(body.get("updated", 0))
@@ -162,10 +158,10 @@ async def user_delete_name(visit: Visit) -> Response:
     app = await _open(visit)
     name = visit.form.get("name").strip()
     if not name:
-        return await user_list(visit, app=app, errors={"name": "Fill this in."}, status=400)
+        return await user_list(visit, Shown(app, {"name": "Fill this in."}, 400))
     if len(name) > uservars.MAX_NAME:
         message = f"A variable name has at most {uservars.MAX_NAME} characters."
-        return await user_list(visit, app=app, errors={"name": message}, status=400)
+        return await user_list(visit, Shown(app, {"name": message}, 400))
     holders = await uservars.count_named(visit.services.db, app.id, name)
     if not confirmed(visit):
         return confirm_page(
@@ -189,15 +185,8 @@ async def user_delete_name(visit: Visit) -> Response:
 # --- global variables --------------------------------------------------------------------------
 
 
-async def global_list(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-    editing: str | None = None,
-) -> Response:
-    app = app or await _open(visit)
+async def global_list(visit: Visit, shown: Shown | None = None, *, editing: str | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     rows = await globalvars.list_with_flags(visit.services.db, app.id)
     form = visit.form
     posted = visit.request.method == "POST"
@@ -209,7 +198,7 @@ async def global_list(
         nav=app.nav,
         rows=rows,
         path=app.path(GLOBAL_SLUG),
-        errors=errors or {},
+        errors=errors,
         editing=editing,
         form={
             "name": form.get("name"),
@@ -234,12 +223,7 @@ async def global_create(visit: Visit) -> Response:
             },
         )
     except Refusal as refusal:
-        return await global_list(
-            visit,
-            app=app,
-            errors=seller.field_error(refusal, GLOBAL_FIELDS),
-            status=seller.status_of(refusal),
-        )
+        return await global_list(visit, seller.refused(app, refusal, GLOBAL_FIELDS))
     visit.flash(f"The global variable {form.get('name').strip()} is created.")
     return visit.redirect(app.path(GLOBAL_SLUG))
 
@@ -258,9 +242,7 @@ async def global_edit(visit: Visit) -> Response:
         )
     except Refusal as refusal:
         errors = {f"edit-{name}": refusal.message}
-        return await global_list(
-            visit, app=app, errors=errors, status=seller.status_of(refusal), editing=name
-        )
+        return await global_list(visit, Shown(app, errors, seller.status_of(refusal)), editing=name)
     visit.flash(f"The global variable {name} is saved.")
     return visit.redirect(app.path(GLOBAL_SLUG))
 

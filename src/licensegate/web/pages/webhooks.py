@@ -26,7 +26,7 @@ from licensegate.operations.seller.webhooks import AREA as WEBHOOKS_AREA
 from licensegate.web import seller
 from licensegate.web.confirm import confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
 from licensegate.web.visit import Denied, Visit, page
 
@@ -91,10 +91,8 @@ def _entry(app: AppPage, row: webhooks.WebhookRow) -> dict[str, Any]:
     }
 
 
-async def listing(
-    visit: Visit, *, app: AppPage | None = None, errors: dict[str, str] | None = None, status: int = 200
-) -> Response:
-    app = app or await _open(visit)
+async def listing(visit: Visit, shown: Shown | None = None) -> Response:
+    app, errors, status = shown or Shown(await _open(visit))
     db, box = visit.services.db, visit.services.secrets
     rows = await webhooks.list_all(db, box, app.id)
     ids = sorted({row["webid"] for row in rows})
@@ -128,7 +126,7 @@ async def listing(
         listing=view.listing(app.path(SLUG), found, total),
         kept=webhooks.KEPT_DELIVERIES,
         path=app.path(SLUG),
-        errors=errors or {},
+        errors=errors,
         form={
             "url": form.get("url"),
             "useragent": form.get("useragent"),
@@ -150,8 +148,7 @@ async def create(visit: Visit) -> Response:
     try:
         body = await seller.run(visit, app, "addwebhook", {k: v for k, v in params.items() if v})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, FIELDS)
-        return await listing(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await listing(visit, seller.refused(app, refusal, FIELDS))
     visit.flash(f"The webhook {body['webid']} is added; clients call it with webid={body['webid']}.")
     return visit.redirect(app.path(f"{SLUG}/{body['webid']}"))
 
@@ -163,15 +160,9 @@ async def _webhook(visit: Visit, app: AppPage) -> webhooks.WebhookRow:
 
 
 async def detail(
-    visit: Visit,
-    *,
-    app: AppPage | None = None,
-    errors: dict[str, str] | None = None,
-    status: int = 200,
-    revealed: bool = False,
-    tested: dict[str, Any] | None = None,
+    visit: Visit, shown: Shown | None = None, *, revealed: bool = False, tested: dict[str, Any] | None = None
 ) -> Response:
-    app = app or await _open(visit)
+    app, errors, status = shown or Shown(await _open(visit))
     row = await _webhook(visit, app)
     form = visit.form
     edited = visit.request.url.path.endswith("/edit")
@@ -198,7 +189,7 @@ async def detail(
         log_href=f"{app.path(SLUG)}?{urlencode({'webid': row['webid']})}#h-log",
         path=app.path(f"{SLUG}/{row['webid']}"),
         back=app.path(SLUG),
-        errors=errors or {},
+        errors=errors,
         tested=tested,
         form={
             "useragent": form.get("useragent") if edited else row["user_agent"],
@@ -224,8 +215,7 @@ async def edit(visit: Visit) -> Response:
     try:
         await seller.run(visit, app, "editwebhook", params)
     except Refusal as refusal:
-        errors = seller.field_error(refusal, FIELDS)
-        return await detail(visit, app=app, errors=errors, status=seller.status_of(refusal))
+        return await detail(visit, seller.refused(app, refusal, FIELDS))
     changed = " (its URL replaced)" if "baseurl" in params else ""
     visit.flash(f"The webhook {row['webid']} is saved{changed}.")
     return visit.redirect(app.path(f"{SLUG}/{row['webid']}"))
@@ -252,7 +242,7 @@ async def reveal(visit: Visit) -> Response:
             created_at=visit.now(),
         ),
     )
-    return await detail(visit, app=app, revealed=True)
+    return await detail(visit, Shown(app), revealed=True)
 
 
 async def test(visit: Visit) -> Response:
@@ -264,9 +254,8 @@ async def test(visit: Visit) -> Response:
     try:
         body = await seller.run(visit, app, "testwebhook", {k: v for k, v in params.items() if v})
     except Refusal as refusal:
-        errors = seller.field_error(refusal, TEST_FIELDS, default="test")
-        return await detail(visit, app=app, errors=errors, status=seller.status_of(refusal))
-    return await detail(visit, app=app, tested=body)
+        return await detail(visit, seller.refused(app, refusal, TEST_FIELDS, default="test"))
+    return await detail(visit, Shown(app), tested=body)
 
 
 async def delete(visit: Visit) -> Response:
