@@ -8,11 +8,26 @@ server answers the first post with a confirmation page that re-posts the same fi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from starlette.responses import Response
 
 from licensegate.web.visit import Visit
 
 OWN_FIELDS = frozenset({"csrf", "confirmed", "typed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What a destructive row action asks first (`seller.act(..., ask=...)`): the title, what
+    happens, the button's word; Cancel goes where the action goes back to, unless `back` says
+    otherwise."""
+
+    title: str
+    message: str
+    button: str = "Confirm"
+    back: str | None = None
+    danger: bool = True
 
 
 def confirmed(visit: Visit, typed: str | None = None) -> bool:

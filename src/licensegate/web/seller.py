@@ -16,6 +16,7 @@ from starlette.responses import Response
 from licensegate.domain import permissions
 from licensegate.domain.errors import Refusal
 from licensegate.operations.seller import Caller, Upload, invoke
+from licensegate.web.confirm import Question, confirm_page, confirmed
 from licensegate.web.navigation import AppPage, Shown
 from licensegate.web.visit import Visit
 
@@ -91,10 +92,21 @@ async def act(
     *,
     done: str | Callable[[dict[str, Any]], str],
     back: str,
+    ask: Question | None = None,
 ) -> Response:
-    """A row action (a button, nothing typed): run it, say how it went in the next page's status
-    region (`done`, or what `done` words from the operation's answer), and go back to `back`
-    (post/redirect/get)."""
+    """A row action (a button, nothing typed): with `ask`, answered with its confirmation page
+    until the post is the confirmed one (web/confirm.py); then run it, say how it went in the next
+    page's status region (`done`, or what `done` words from the operation's answer), and go back
+    to `back` (post/redirect/get)."""
+    if ask is not None and not confirmed(visit):
+        return confirm_page(
+            visit,
+            title=ask.title,
+            message=ask.message,
+            button=ask.button,
+            back=ask.back or back,
+            danger=ask.danger,
+        )
     try:
         body = await run(visit, app, operation, params)
     except Refusal as refusal:

@@ -15,7 +15,7 @@ from licensegate.domain import blacklists
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
@@ -119,18 +119,15 @@ async def black_add(visit: Visit) -> Response:
 async def black_delete(visit: Visit) -> Response:
     app = await _open(visit)
     value, blacktype = visit.form.get("data"), visit.form.get("blacktype")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Remove {value[:64]} from the blacklist?",
-            message="The value is removed whatever listed it (directly or by bans); "
-            "programs from it are no longer refused for it.",
-            button="Remove it",
-            back=app.path(BLACK_SLUG),
-        )
+    ask = Question(
+        title=f"Remove {value[:64]} from the blacklist?",
+        message="The value is removed whatever listed it (directly or by bans); "
+        "programs from it are no longer refused for it.",
+        button="Remove it",
+    )
     done = f"{value} is no longer blacklisted."
     params = {"data": value, "blacktype": blacktype}
-    return await seller.act(visit, app, "delblack", params, done=done, back=app.path(BLACK_SLUG))
+    return await seller.act(visit, app, "delblack", params, done=done, back=app.path(BLACK_SLUG), ask=ask)
 
 
 async def black_delete_all(visit: Visit) -> Response:
@@ -143,14 +140,11 @@ async def _empty(
     visit: Visit, app: AppPage, slug: str, operation: str, total: int, which: str = ""
 ) -> Response:
     """Empty the blacklist or the whitelist (`slug`), once confirmed with the count."""
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Empty the {slug}?",
-            message=f"Every entry is removed ({_entries(total)}){which}. This cannot be undone.",
-            button=f"Empty the {slug}",
-            back=app.path(slug),
-        )
+    ask = Question(
+        title=f"Empty the {slug}?",
+        message=f"Every entry is removed ({_entries(total)}){which}. This cannot be undone.",
+        button=f"Empty the {slug}",
+    )
     return await seller.act(
         visit,
         app,
@@ -158,6 +152,7 @@ async def _empty(
         {},
         done=lambda body: f"The {slug} is empty ({_entries(int(body.get('deleted', 0)))} removed).",
         back=app.path(slug),
+        ask=ask,
     )
 
 
@@ -200,16 +195,13 @@ async def white_add(visit: Visit) -> Response:
 async def white_delete(visit: Visit) -> Response:
     app = await _open(visit)
     ip = visit.form.get("ip")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Remove {ip[:64]} from the whitelist?",
-            message="Programs from it are checked against the IP blacklist again.",
-            button="Remove it",
-            back=app.path(WHITE_SLUG),
-        )
+    ask = Question(
+        title=f"Remove {ip[:64]} from the whitelist?",
+        message="Programs from it are checked against the IP blacklist again.",
+        button="Remove it",
+    )
     done = f"{ip} is no longer whitelisted."
-    return await seller.act(visit, app, "delWhite", {"ip": ip}, done=done, back=app.path(WHITE_SLUG))
+    return await seller.act(visit, app, "delWhite", {"ip": ip}, done=done, back=app.path(WHITE_SLUG), ask=ask)
 
 
 async def white_delete_all(visit: Visit) -> Response:

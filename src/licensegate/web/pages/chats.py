@@ -15,7 +15,7 @@ from licensegate.domain import chat, errorcodes
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted, duration, when
@@ -136,14 +136,11 @@ async def set_delay(visit: Visit) -> Response:
 async def clear_channel(visit: Visit) -> Response:
     app = await _open(visit)
     name = visit.form.get("name")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Clear the channel {name[:64]}?",
-            message="Every message of the channel is deleted; the channel stays.",
-            button="Clear it",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Clear the channel {name[:64]}?",
+        message="Every message of the channel is deleted; the channel stays.",
+        button="Clear it",
+    )
     return await seller.act(
         visit,
         app,
@@ -153,23 +150,20 @@ async def clear_channel(visit: Visit) -> Response:
             f"The channel {name} is cleared ({counted(int(body.get('deleted', 0)), 'message')} deleted)."
         ),
         back=app.path(SLUG),
+        ask=ask,
     )
 
 
 async def delete_channel(visit: Visit) -> Response:
     app = await _open(visit)
     name = visit.form.get("name")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the channel {name[:64]}?",
-            message="The channel and all its messages are deleted; programs reading it get "
-            "channel_not_found.",
-            button="Delete it",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Delete the channel {name[:64]}?",
+        message="The channel and all its messages are deleted; programs reading it get channel_not_found.",
+        button="Delete it",
+    )
     done = f"The channel {name} is deleted."
-    return await seller.act(visit, app, "delchannel", {"name": name}, done=done, back=app.path(SLUG))
+    return await seller.act(visit, app, "delchannel", {"name": name}, done=done, back=app.path(SLUG), ask=ask)
 
 
 async def post_message(visit: Visit) -> Response:
@@ -190,18 +184,18 @@ async def post_message(visit: Visit) -> Response:
 async def delete_message(visit: Visit) -> Response:
     app = await _open(visit)
     message_id = visit.form.get("id")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title="Delete this message?",
-            message="Programs reading the channel no longer see it.",
-            button="Delete it",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title="Delete this message?",
+        message="Programs reading the channel no longer see it.",
+        button="Delete it",
+        back=app.path(SLUG),
+    )
     back = visit.form.get("back")
     back = back if back.startswith(app.path(SLUG)) and "//" not in back else app.path(SLUG)
     params = {"id": message_id}
-    return await seller.act(visit, app, "delchatmessage", params, done="The message is deleted.", back=back)
+    return await seller.act(
+        visit, app, "delchatmessage", params, done="The message is deleted.", back=back, ask=ask
+    )
 
 
 async def mute_page(visit: Visit, shown: Shown | None = None) -> Response:

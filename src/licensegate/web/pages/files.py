@@ -23,7 +23,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.operations.seller import Upload
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted, size
@@ -203,15 +203,12 @@ async def fetch(visit: Visit) -> Response:
 async def delete_all(visit: Visit) -> Response:
     app = await _open(visit)
     total = await files.count(visit.services.db, app.id)
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title="Delete every file?",
-            message=f"All {total:,} file{'' if total == 1 else 's'} of the application are deleted; "
-            "programs asking for them get file_not_found. This cannot be undone.",
-            button="Delete every file",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title="Delete every file?",
+        message=f"All {total:,} file{'' if total == 1 else 's'} of the application are deleted; "
+        "programs asking for them get file_not_found. This cannot be undone.",
+        button="Delete every file",
+    )
     return await seller.act(
         visit,
         app,
@@ -219,6 +216,7 @@ async def delete_all(visit: Visit) -> Response:
         {},
         done=lambda body: f"Every file is deleted ({counted(int(body.get('deleted', 0)), 'file')}).",
         back=app.path(SLUG),
+        ask=ask,
     )
 
 
@@ -356,16 +354,13 @@ async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     file_id = _file_id(visit)
     name = (await files.get(visit.services.db, app.id, file_id))["name"]
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the file {name}?",
-            message="Programs asking for it get file_not_found. This cannot be undone.",
-            button="Delete the file",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Delete the file {name}?",
+        message="Programs asking for it get file_not_found. This cannot be undone.",
+        button="Delete the file",
+    )
     done = f"The file {name} is deleted."
-    return await seller.act(visit, app, "delfile", {"id": file_id}, done=done, back=app.path(SLUG))
+    return await seller.act(visit, app, "delfile", {"id": file_id}, done=done, back=app.path(SLUG), ask=ask)
 
 
 BASE = "/apps/{app_id:int}/" + SLUG

@@ -14,7 +14,7 @@ from licensegate.domain import loader
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, error_page, page
 
@@ -157,30 +157,25 @@ async def move(visit: Visit) -> Response:
 async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     value = visit.form.get("value")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the button {value[:64]}?",
-            message="The customer panel no longer shows it; a loader waiting for it waits in vain.",
-            button="Delete it",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Delete the button {value[:64]}?",
+        message="The customer panel no longer shows it; a loader waiting for it waits in vain.",
+        button="Delete it",
+    )
     done = f"The button {value} is deleted."
-    return await seller.act(visit, app, "delbutton", {"value": value}, done=done, back=app.path(SLUG))
+    return await seller.act(
+        visit, app, "delbutton", {"value": value}, done=done, back=app.path(SLUG), ask=ask
+    )
 
 
 async def delete_all(visit: Visit) -> Response:
     app = await _open(visit)
     total = len(await loader.list_all(visit.services.db, app.id))
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title="Delete every button?",
-            message=f"All {total:,} buttons are deleted; the customer panel shows none. "
-            "This cannot be undone.",
-            button="Delete every button",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title="Delete every button?",
+        message=f"All {total:,} buttons are deleted; the customer panel shows none. This cannot be undone.",
+        button="Delete every button",
+    )
     return await seller.act(
         visit,
         app,
@@ -188,6 +183,7 @@ async def delete_all(visit: Visit) -> Response:
         {},
         done=lambda body: f"Every button is deleted ({int(body.get('deleted', 0)):,} in all).",
         back=app.path(SLUG),
+        ask=ask,
     )
 
 

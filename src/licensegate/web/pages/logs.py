@@ -20,7 +20,7 @@ from licensegate.domain.paging import Page, PageRequest, known_total
 from licensegate.domain.permissions import Area
 from licensegate.web import export as export_view
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import NOTHING, Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Handler, Visit, page
@@ -174,16 +174,19 @@ async def listing(visit: Visit, log: LogPage) -> Response:
 
 async def clear(visit: Visit, log: LogPage) -> Response:
     app = await _open(visit)
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete every one of the {log.what}?",
-            message=f"All the application's {log.what} are removed. This cannot be undone.",
-            button=f"Delete the {log.what}",
-            back=log.path(app),
-        )
+    ask = Question(
+        title=f"Delete every one of the {log.what}?",
+        message=f"All the application's {log.what} are removed. This cannot be undone.",
+        button=f"Delete the {log.what}",
+    )
     return await seller.act(
-        visit, app, log.clear, {}, done=f"Every one of the {log.what} is deleted.", back=log.path(app)
+        visit,
+        app,
+        log.clear,
+        {},
+        done=f"Every one of the {log.what} is deleted.",
+        back=log.path(app),
+        ask=ask,
     )
 
 
@@ -191,14 +194,11 @@ async def clear_address(visit: Visit, log: LogPage) -> Response:
     """Delete the client logs sent from one address (`dellogsbyip`), once confirmed."""
     app = await _open(visit)
     ip = visit.form.get("ip").strip()
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete every log line sent from {ip}?",
-            message="The lines this address sent are removed. This cannot be undone.",
-            button="Delete them",
-            back=log.path(app),
-        )
+    ask = Question(
+        title=f"Delete every log line sent from {ip}?",
+        message="The lines this address sent are removed. This cannot be undone.",
+        button="Delete them",
+    )
     return await seller.act(
         visit,
         app,
@@ -206,6 +206,7 @@ async def clear_address(visit: Visit, log: LogPage) -> Response:
         {"ip": ip},
         done=f"The log lines from {ip} are deleted.",
         back=log.path(app),
+        ask=ask,
     )
 
 

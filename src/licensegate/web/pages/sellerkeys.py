@@ -13,7 +13,7 @@ from licensegate.domain import errorcodes, permissions, sellerkeys
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, page
 
@@ -102,16 +102,15 @@ async def create(visit: Visit) -> Response:
 async def revoke(visit: Visit) -> Response:
     app = await _open(visit)
     key_id, label = visit.form.get("id"), visit.form.get("label")[:64]
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Revoke the seller key {label}?",
-            message="Programs and scripts using it are refused from now on. This cannot be undone.",
-            button="Revoke the key",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Revoke the seller key {label}?",
+        message="Programs and scripts using it are refused from now on. This cannot be undone.",
+        button="Revoke the key",
+    )
     done = f"The seller key {label} is revoked."
-    return await seller.act(visit, app, "delsellerkey", {"id": key_id}, done=done, back=app.path(SLUG))
+    return await seller.act(
+        visit, app, "delsellerkey", {"id": key_id}, done=done, back=app.path(SLUG), ask=ask
+    )
 
 
 PATH = "/apps/{app_id:int}/" + SLUG

@@ -18,7 +18,7 @@ from licensegate.domain.permissions import Area
 from licensegate.operations.seller import registry
 from licensegate.web import export as export_view
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import NOTHING, Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.visit import Visit, page
@@ -129,16 +129,13 @@ async def switch(visit: Visit) -> Response:
 
 async def clear(visit: Visit) -> Response:
     app = await open_app(visit, int(visit.request.path_params["app_id"]), AREA)
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title="Delete every entry of the seller log?",
-            message="The record of past seller API calls is removed. This cannot be undone.",
-            button="Delete the seller log",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title="Delete every entry of the seller log?",
+        message="The record of past seller API calls is removed. This cannot be undone.",
+        button="Delete the seller log",
+    )
     return await seller.act(
-        visit, app, "delsellerlogs", {}, done="The seller log is emptied.", back=app.path(SLUG)
+        visit, app, "delsellerlogs", {}, done="The seller log is emptied.", back=app.path(SLUG), ask=ask
     )
 
 

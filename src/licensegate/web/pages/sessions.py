@@ -12,7 +12,7 @@ from licensegate.domain import errorcodes, overview, sessions
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted, when
@@ -122,16 +122,13 @@ async def end_user(visit: Visit) -> Response:
 
 async def end_all(visit: Visit) -> Response:
     app = await _open(visit)
-    if not confirmed(visit):
-        total, _logged_in = await sessions.count_live(visit.services.db, app.id, visit.now())
-        return confirm_page(
-            visit,
-            title="End every session?",
-            message=f"{total:,} open session{'' if total == 1 else 's'} end; every program using "
-            f"{app.app['name']} must start and sign in again.",
-            button="End every session",
-            back=app.path(SLUG),
-        )
+    total, _logged_in = await sessions.count_live(visit.services.db, app.id, visit.now())
+    ask = Question(
+        title="End every session?",
+        message=f"{total:,} open session{'' if total == 1 else 's'} end; every program using "
+        f"{app.app['name']} must start and sign in again.",
+        button="End every session",
+    )
     return await seller.act(
         visit,
         app,
@@ -139,6 +136,7 @@ async def end_all(visit: Visit) -> Response:
         {},
         done=lambda body: f"Every session ended ({counted(int(body.get('deleted', 0)), 'session')}).",
         back=app.path(SLUG),
+        ask=ask,
     )
 
 

@@ -13,7 +13,7 @@ from licensegate.domain import errorcodes, subscriptions
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, page
 
@@ -168,17 +168,16 @@ async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     row = await _find(visit, app)
     users = await subscriptions.users_holding(visit.services.db, app.id, row["name"])
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the subscription {row['name']}?",
-            message=f"Deleting {row['name']} (level {row['level']}) cannot be undone. {affected(users)}",
-            button=f"Delete {row['name']}",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Delete the subscription {row['name']}?",
+        message=f"Deleting {row['name']} (level {row['level']}) cannot be undone. {affected(users)}",
+        button=f"Delete {row['name']}",
+    )
     lost = f" {users_text(users)} lost it." if users else ""
     done = f"The subscription {row['name']} is deleted.{lost}"
-    return await seller.act(visit, app, "delappsub", {"name": row["name"]}, done=done, back=app.path(SLUG))
+    return await seller.act(
+        visit, app, "delappsub", {"name": row["name"]}, done=done, back=app.path(SLUG), ask=ask
+    )
 
 
 SUB = "/apps/{app_id:int}/subscriptions/{sub_id:int}"

@@ -15,7 +15,7 @@ from licensegate.domain import tokens
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.visit import Visit, page
@@ -131,17 +131,13 @@ async def reset_hash(visit: Visit) -> Response:
 async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     token = visit.form.get("token")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the token {token[:64]}?",
-            message="Its program can no longer pass init while token validation is on. "
-            "This cannot be undone.",
-            button="Delete the token",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title=f"Delete the token {token[:64]}?",
+        message="Its program can no longer pass init while token validation is on. This cannot be undone.",
+        button="Delete the token",
+    )
     done = f"The token {token} is deleted."
-    return await seller.act(visit, app, "deltoken", {"token": token}, done=done, back=app.path(SLUG))
+    return await seller.act(visit, app, "deltoken", {"token": token}, done=done, back=app.path(SLUG), ask=ask)
 
 
 BASE = "/apps/{app_id:int}/" + SLUG

@@ -19,7 +19,7 @@ from licensegate.domain.paging import PageRequest, known_total
 from licensegate.domain.permissions import Scope
 from licensegate.web import export as export_view
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question, confirm_page, confirmed
 from licensegate.web.listing import Column, Filter, ListSpec, View
 from licensegate.web.navigation import AppPage, Section, open_app, register
 from licensegate.web.pages.licenses import reseller_of
@@ -341,17 +341,20 @@ unpause = _row_action("unpauseuser", "username", "{name}'s time runs again.")
 async def reset_hwid(visit: Visit) -> Response:
     app, user = await _user(visit)
     name = user["username"]
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Reset {name}'s HWID?",
-            message=f"{name} may then sign in from a new device; the next login records it.",
-            button="Reset HWID",
-            back=_back_of(visit, app),
-            danger=False,
-        )
+    ask = Question(
+        title=f"Reset {name}'s HWID?",
+        message=f"{name} may then sign in from a new device; the next login records it.",
+        button="Reset HWID",
+        danger=False,
+    )
     return await seller.act(
-        visit, app, "resetuser", {"user": name}, done=f"{name}'s HWID is reset.", back=_back_of(visit, app)
+        visit,
+        app,
+        "resetuser",
+        {"user": name},
+        done=f"{name}'s HWID is reset.",
+        back=_back_of(visit, app),
+        ask=ask,
     )
 
 

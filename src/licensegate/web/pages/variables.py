@@ -13,7 +13,7 @@ from licensegate.domain import errorcodes, globalvars, uservars
 from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Area
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
@@ -139,17 +139,14 @@ async def user_set(visit: Visit) -> Response:
 async def user_delete(visit: Visit) -> Response:
     app = await _open(visit)
     user, name = visit.form.get("user"), visit.form.get("var")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete {name[:64]} of {user[:128]}?",
-            message=f"The user {user[:128]} loses the variable {name[:64]}.",
-            button="Delete the variable",
-            back=app.path(USER_SLUG),
-        )
+    ask = Question(
+        title=f"Delete {name[:64]} of {user[:128]}?",
+        message=f"The user {user[:128]} loses the variable {name[:64]}.",
+        button="Delete the variable",
+    )
     done = f"The variable {name} of {user} is deleted."
     return await seller.act(
-        visit, app, "deluservar", {"user": user, "var": name}, done=done, back=app.path(USER_SLUG)
+        visit, app, "deluservar", {"user": user, "var": name}, done=done, back=app.path(USER_SLUG), ask=ask
     )
 
 
@@ -163,15 +160,12 @@ async def user_delete_name(visit: Visit) -> Response:
         message = f"A variable name has at most {uservars.MAX_NAME} characters."
         return await user_list(visit, Shown(app, {"name": message}, 400))
     holders = await uservars.count_named(visit.services.db, app.id, name)
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete {name} from every user?",
-            message=f"{holders:,} user{'' if holders == 1 else 's'} have a variable named {name}; "
-            "it is deleted from all of them. This cannot be undone.",
-            button=f"Delete {name} from {holders:,} user{'' if holders == 1 else 's'}",
-            back=app.path(USER_SLUG),
-        )
+    ask = Question(
+        title=f"Delete {name} from every user?",
+        message=f"{holders:,} user{'' if holders == 1 else 's'} have a variable named {name}; "
+        "it is deleted from all of them. This cannot be undone.",
+        button=f"Delete {name} from {holders:,} user{'' if holders == 1 else 's'}",
+    )
     return await seller.act(
         visit,
         app,
@@ -179,6 +173,7 @@ async def user_delete_name(visit: Visit) -> Response:
         {"name": name},
         done=lambda body: f"{name} is deleted from {counted(int(body.get('deleted', 0)), 'user')}.",
         back=app.path(USER_SLUG),
+        ask=ask,
     )
 
 
@@ -250,16 +245,15 @@ async def global_edit(visit: Visit) -> Response:
 async def global_delete(visit: Visit) -> Response:
     app = await _open(visit)
     name = visit.form.get("name")
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the global variable {name[:64]}?",
-            message="Programs that read it get “not found” from then on. This cannot be undone.",
-            button="Delete the variable",
-            back=app.path(GLOBAL_SLUG),
-        )
+    ask = Question(
+        title=f"Delete the global variable {name[:64]}?",
+        message="Programs that read it get “not found” from then on. This cannot be undone.",
+        button="Delete the variable",
+    )
     done = f"The global variable {name} is deleted."
-    return await seller.act(visit, app, "delvar", {"name": name}, done=done, back=app.path(GLOBAL_SLUG))
+    return await seller.act(
+        visit, app, "delvar", {"name": name}, done=done, back=app.path(GLOBAL_SLUG), ask=ask
+    )
 
 
 USERS = "/apps/{app_id:int}/" + USER_SLUG

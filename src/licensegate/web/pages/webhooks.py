@@ -24,7 +24,7 @@ from licensegate.domain.paging import PageRequest, known_total
 from licensegate.domain.permissions import Area
 from licensegate.operations.seller.webhooks import AREA as WEBHOOKS_AREA
 from licensegate.web import seller
-from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
@@ -262,31 +262,28 @@ async def delete(visit: Visit) -> Response:
     app = await _open(visit)
     row = await _webhook(visit, app)
     webid = row["webid"]
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title=f"Delete the webhook {webid}?",
-            message="Clients calling it are refused from now on (webhook_not_found). "
-            "Its calls stay in the delivery log. This cannot be undone.",
-            button=f"Delete {webid}",
-            back=app.path(f"{SLUG}/{webid}"),
-        )
+    ask = Question(
+        title=f"Delete the webhook {webid}?",
+        message="Clients calling it are refused from now on (webhook_not_found). "
+        "Its calls stay in the delivery log. This cannot be undone.",
+        button=f"Delete {webid}",
+        back=app.path(f"{SLUG}/{webid}"),
+    )
     done = f"The webhook {webid} is deleted."
-    return await seller.act(visit, app, "delwebhook", {"webid": webid}, done=done, back=app.path(SLUG))
+    return await seller.act(
+        visit, app, "delwebhook", {"webid": webid}, done=done, back=app.path(SLUG), ask=ask
+    )
 
 
 async def delete_all(visit: Visit) -> Response:
     app = await _open(visit)
     total = len(await webhooks.list_all(visit.services.db, visit.services.secrets, app.id))
-    if not confirmed(visit):
-        return confirm_page(
-            visit,
-            title="Delete every webhook?",
-            message=f"All {total:,} webhooks are deleted; clients calling them are refused from now "
-            "on. This cannot be undone.",
-            button="Delete every webhook",
-            back=app.path(SLUG),
-        )
+    ask = Question(
+        title="Delete every webhook?",
+        message=f"All {total:,} webhooks are deleted; clients calling them are refused from now "
+        "on. This cannot be undone.",
+        button="Delete every webhook",
+    )
     return await seller.act(
         visit,
         app,
@@ -294,6 +291,7 @@ async def delete_all(visit: Visit) -> Response:
         {},
         done=lambda body: f"Every webhook is deleted ({counted(int(body.get('deleted', 0)), 'webhook')}).",
         back=app.path(SLUG),
+        ask=ask,
     )
 
 
