@@ -3,7 +3,6 @@ HWID binds), what a device must send, and which grants give access while pauses 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -81,12 +80,12 @@ def test_a_locked_user_holding_devices_refuses_a_call_without_hwid() -> None:
 
 def test_an_application_allowing_no_device_says_so() -> None:
     with refused("hwid_mismatch", msg("hwidlimit")):
-        hwid_to_bind(replace(APP, max_hwids=0), True, [], "pc-1", msg)
+        hwid_to_bind(APP._replace(max_hwids=0), True, [], "pc-1", msg)
 
 
 @pytest.mark.parametrize(("app_locks", "user_locked"), [(False, True), (True, False), (False, False)])
 def test_without_both_locks_any_device_logs_in_and_nothing_binds(app_locks: bool, user_locked: bool) -> None:
-    app = replace(APP, hwid_lock=app_locks, max_hwids=1)
+    app = APP._replace(hwid_lock=app_locks, max_hwids=1)
     for hwid in ("pc-9", None):
         assert hwid_to_bind(app, user_locked, ["pc-1"], hwid, msg) is None
 
@@ -94,11 +93,11 @@ def test_without_both_locks_any_device_logs_in_and_nothing_binds(app_locks: bool
 def test_a_device_must_send_an_hwid_when_the_application_forces_one() -> None:
     check_hwid(APP, None, msg)
     with refused("hwid_required", msg("hwidrequired")):
-        check_hwid(replace(APP, force_hwid=True), None, msg)
+        check_hwid(APP._replace(force_hwid=True), None, msg)
 
 
 def test_an_hwid_shorter_than_the_minimum_is_refused() -> None:
-    app = replace(APP, min_hwid_length=8)
+    app = APP._replace(min_hwid_length=8)
     check_hwid(app, "12345678", msg)
     with refused("hwid_too_short", msg("hwidtooshort", minimum=8)):
         check_hwid(app, "1234567", msg)
@@ -146,7 +145,7 @@ def test_a_grant_that_had_run_out_before_its_pause_is_not_frozen() -> None:
 
 
 def test_the_applications_pause_freezes_every_grant_with_time_left() -> None:
-    paused_app = replace(APP, paused=True)
+    paused_app = APP._replace(paused=True)
     assert running_grants([grant(NOW + 90)], paused_app, NOW) == ([], True)
     assert running_grants([grant(NOW - 1)], paused_app, NOW) == ([], False)
 

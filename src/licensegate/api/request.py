@@ -18,8 +18,6 @@ MAX_FIELDS = 200
 
 
 def _unquote(text: str, what: str) -> str:
-    if "%" not in text and "+" not in text:
-        return text  # the common case: nothing to decode
     try:
         return unquote_plus(text, encoding="utf-8", errors="strict")
     except UnicodeDecodeError as exc:
@@ -40,8 +38,8 @@ def _parse_pairs(data: str, what: str) -> dict[str, str]:
         if not part:
             continue
         name, _, value = part.partition("=")
-        name = _unquote(name, what)
-        value = _unquote(value, what)
+        if "%" in part or "+" in part:  # most pairs have nothing to decode
+            name, value = _unquote(name, what), _unquote(value, what)
         if "\x00" in value or "\x00" in name:
             raise errorcodes.INVALID_CHARACTER(name=name[:64], param=name[:64])
         values[name] = value

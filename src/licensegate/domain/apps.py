@@ -4,6 +4,7 @@ to, as the client API sees it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from licensegate import ids
 from licensegate.domain import appkeys, errorcodes
@@ -19,8 +20,10 @@ MAX_NAME = 64
 DEFAULT_SUBSCRIPTION = ("default", "1")  # every new application can redeem level-1 keys at once
 
 
-@dataclass(frozen=True, slots=True)
-class ClientApp:
+class ClientApp(NamedTuple):
+    """An application as the client API sees it: read on every client call, so an immutable
+    tuple (built in C), not a frozen dataclass (one `object.__setattr__` per field)."""
+
     id: int
     ownerid: str
     name: str

@@ -128,6 +128,11 @@ class Args:
         assert value is None or isinstance(value, str)
         return value
 
+    def texts(self, names: Iterable[str]) -> dict[str, str]:
+        """The text parameters among `names` that were given, by name (absent ones left out)."""
+        values = self._values
+        return {name: values[name] for name in names if values.get(name) is not None}
+
     def integer(self, name: str) -> int:
         value = self._values[name]
         assert isinstance(value, int)
@@ -197,14 +202,14 @@ class Operation(Generic[CallT]):
         values: dict[str, Any] = {}
         for param in self.params:
             value = raw.get(param.name)
-            if value is None:
+            if value is None and param.aliases:
                 for alias in param.aliases:
                     value = raw.get(alias)
                     if value is not None:
                         break
-            if value is not None and param.strip:
+            if value and param.strip:
                 value = value.strip()
-            if value is None or value == "":
+            if not value:  # absent or empty
                 if param.required:
                     raise errorcodes.MISSING_PARAMETER(name=param.name, param=param.name)
                 values[param.name] = None

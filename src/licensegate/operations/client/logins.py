@@ -39,6 +39,7 @@ CLIENT_DETAILS = (
     Param("ram", max_length=32, doc="recorded with the session"),
     Param("version", max_length=32, doc="the client program's version; recorded with the session"),
 )
+CLIENT_DETAIL_NAMES = tuple(param.name for param in CLIENT_DETAILS)
 INFO = (
     "the user: {username, subscriptions: [{subscription, key, expiry (Unix seconds, string), "
     "timeleft (integer, seconds)}], ip, hwid, createdate (YYYY-MM-DD HH:MM:SS, UTC), lastlogin "
@@ -47,14 +48,14 @@ INFO = (
 
 
 def _client(call: ClientCall, *, token_is_credential: bool = False) -> logins.Client:
-    details = {p.name: call.args.opt_text(p.name) for p in CLIENT_DETAILS}
+    details = call.args.texts(CLIENT_DETAIL_NAMES)
     if token_is_credential:
-        details.pop("token")  # a secret, even used up: never recorded
+        details.pop("token", None)  # a secret, even used up: never recorded
     return logins.Client(
         session_id=call.live_session.id,
         ip=call.ip,
         hwid=call.args.opt_text("hwid"),
-        details={k: v for k, v in details.items() if v is not None},
+        details=details,
         recorded=call.live_session.recorded,
     )
 
