@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,19 +63,13 @@ def create_app_by_command(database_url: str, data_dir: Path, owner: str, name: s
     return created
 
 
-def create_account(database_url: str, data_dir: Path, username: str, password: str) -> dict[str, str]:
-    """An owner account that can sign in to the dashboard, made by `licensegate create-account`."""
-    done = subprocess.run(
-        [*LICENSEGATE, "create-account", "--username", username, "--password-stdin"],
-        input=password + "\n",
-        env=server_env(database_url, data_dir),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    created: dict[str, str] = json.loads(done.stdout)
-    return created
+def create_account(database_url: str, data_dir: Path, username: str, password: str) -> dict[str, str | None]:
+    """An owner account that can sign in to the dashboard: what `licensegate create-account` does
+    (tests/web/test_cli_accounts.py runs the command), in this process (a new process costs a
+    second). On a thread of its own: Playwright's sync API keeps an event loop on the test's."""
+    settings = Settings.from_env(server_env(database_url, data_dir))
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(cli.create_account, settings, username, password).result()
 
 
 @dataclass
@@ -88,7 +83,7 @@ class LiveServer:
     def create_app(self, owner: str, name: str) -> dict[str, str]:
         return create_app(self.database_url, self.data_dir, owner, name)
 
-    def create_account(self, username: str, password: str) -> dict[str, str]:
+    def create_account(self, username: str, password: str) -> dict[str, str | None]:
         return create_account(self.database_url, self.data_dir, username, password)
 
     @property

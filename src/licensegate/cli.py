@@ -135,13 +135,12 @@ def _read_password(args: argparse.Namespace) -> str:
     return password
 
 
-def _with_passwords(database: str | None, work: Callable[[Database, Passwords, int], Awaitable[T]]) -> T:
+def _with_passwords(settings: Settings, work: Callable[[Database, Passwords, int], Awaitable[T]]) -> T:
     """Run `work(db, passwords, now)` on a migrated database, hashing at the configured argon2 cost."""
     from licensegate.clock import SystemClock
     from licensegate.passwords import Passwords
     from licensegate.store import migrate
 
-    settings = _settings(database)
     migrate.require_schema(settings.database_url)
 
     async def run(db: Database, _box: SecretBox) -> T:
@@ -156,18 +155,24 @@ def _with_passwords(database: str | None, work: Callable[[Database, Passwords, i
     return _with_database(settings, run)
 
 
-def cmd_create_account(args: argparse.Namespace) -> int:
+def create_account(
+    settings: Settings, username: str, password: str, email: str | None = None
+) -> dict[str, str | None]:
+    """Create an owner account that can sign in to the dashboard (what `create-account` prints)."""
     from licensegate.domain import accounts
-
-    password = _read_password(args)
 
     async def work(db: Database, passwords: Passwords, now: int) -> Account:
         return await accounts.create_owner(
-            db, passwords, username=args.username, password=password, email=args.email, now=now
+            db, passwords, username=username, password=password, email=email, now=now
         )
 
-    account = _with_passwords(args.database, work)
-    print(json.dumps({"username": account.username, "role": account.role, "ownerid": account.ownerid}))
+    account = _with_passwords(settings, work)
+    return {"username": account.username, "role": account.role, "ownerid": account.ownerid}
+
+
+def cmd_create_account(args: argparse.Namespace) -> int:
+    password = _read_password(args)
+    print(json.dumps(create_account(_settings(args.database), args.username, password, args.email)))
     return 0
 
 
@@ -179,7 +184,7 @@ def cmd_set_password(args: argparse.Namespace) -> int:
     async def work(db: Database, passwords: Passwords, _now: int) -> Account:
         return await accounts.set_password(db, passwords, args.username, password)
 
-    account = _with_passwords(args.database, work)
+    account = _with_passwords(_settings(args.database), work)
     print(f"the password of {account.username} is set; its dashboard sessions have ended", file=sys.stderr)
     return 0
 

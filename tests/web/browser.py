@@ -113,6 +113,12 @@ def open_tab(browser: Browser, base: str, *, javascript: bool = True, shots: boo
     return tab
 
 
+def current_code(secret: str, now: float) -> str:
+    """The TOTP code an authenticator app shows at `now` (within the ±1 window even if the step
+    ends before the server checks it). `next_code` later is a later step: a code works once."""
+    return totp.code_at(secret, totp.step_of(int(now)))
+
+
 def next_code(secret: str, now: float) -> str:
     """A TOTP code an authenticator app would show (the next step's: within the ±1 window, and
     later than any step used before it, since a code works once)."""
