@@ -5,6 +5,7 @@ banned_user_id) index. One value may be listed more than once, once per origin: 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TypedDict, cast
 
@@ -57,21 +58,30 @@ async def matching_kinds(
 ) -> set[str]:
     """The kinds of the entries that match any of the HWIDs, the address or one of the ranges
     containing it: one statement, each branch an index lookup."""
-    parts: list[str] = []
     args: list[object] = []
     if hwids:
-        parts.append(f"{_KIND} AND kind = 'hwid' AND value IN ({_marks(len(hwids))})")
         args += [app_id, *hwids]
     if ip is not None:
-        parts.append(f"{_KIND} AND kind = 'ip' AND value = ?")
         args += [app_id, ip]
     if ranges:
-        parts.append(f"{_KIND} AND kind = 'cidr' AND value IN ({_marks(len(ranges))})")
         args += [app_id, *ranges]
-    if not parts:
+    if not args:
         return set()
-    rows = await db.fetch_all(" UNION ALL ".join(parts), *args)
+    rows = await db.fetch_all(_matching_sql(len(hwids), ip is not None, len(ranges)), *args)
     return {row["kind"] for row in rows}
+
+
+@functools.lru_cache(maxsize=256)
+def _matching_sql(hwids: int, ip: bool, ranges: int) -> str:
+    """`matching_kinds`' statement for that many HWIDs and ranges (built once: it runs at every login)."""
+    parts: list[str] = []
+    if hwids:
+        parts.append(f"{_KIND} AND kind = 'hwid' AND value IN ({_marks(hwids)})")
+    if ip:
+        parts.append(f"{_KIND} AND kind = 'ip' AND value = ?")
+    if ranges:
+        parts.append(f"{_KIND} AND kind = 'cidr' AND value IN ({_marks(ranges)})")
+    return " UNION ALL ".join(parts)
 
 
 async def delete_one(db: Executor, app_id: int, kind: str, value: str) -> Row | None:

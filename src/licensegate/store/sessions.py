@@ -136,7 +136,7 @@ class LoginRecord(NamedTuple):
 
 
 def login_record(user_id: int, credential: str, hwid: str | None, client: dict[str, Any]) -> LoginRecord:
-    return LoginRecord(user_id, credential, hwid, *(client.get(name) for name in CLIENT_DETAILS))
+    return LoginRecord(user_id, credential, hwid, *map(client.get, CLIENT_DETAILS))
 
 
 def recorded_login(row: SessionAppRow) -> LoginRecord | None:
