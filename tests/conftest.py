@@ -19,15 +19,20 @@ from tests import databases
 from tests.helpers import Seller, create_seller
 from tests.live import LiveServer, start_server
 
+# Modules whose tests share servers (and Chromium) started once per module: tests/**/test_live_*.py,
+# tests/web/test_browser_*.py, and these.
+SHARED_SERVER_MODULES = ("test_live_", "test_browser_", "test_long_writes.py", "test_server.py")
+
 
 class LiveModulesTogether(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type hints
-    """xdist's `load` distribution, except that all tests of a live-server module
-    (tests/**/test_live_*.py) go to one test process, which then starts that module's servers
-    once instead of once in each process that runs some of its tests."""
+    """xdist's `load` distribution, except that all tests of a module that starts servers (or
+    Chromium) once per module go to one test process, which then starts them once instead of
+    once in each process that runs some of its tests. Such groups are handed out first (xdist
+    orders work by its number of tests), so no long module is left for the end."""
 
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
-        return path if Path(path).name.startswith("test_live_") else nodeid
+        return path if Path(path).name.startswith(SHARED_SERVER_MODULES) else nodeid
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
