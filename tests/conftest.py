@@ -18,6 +18,7 @@ from licensegate.services import Services
 from tests import databases
 from tests.helpers import Seller, create_seller
 from tests.live import LiveServer, start_server
+from tests.smtp import Inbox, smtp_server
 
 # Modules whose tests share servers (and Chromium) started once per module: tests/**/test_live_*.py,
 # tests/web/test_browser_*.py, and these.
@@ -74,6 +75,13 @@ def make_settings(db_url: str, data_dir: Path, **overrides: object) -> Settings:
         pg_pool_size=4,
     )
     return base.with_overrides(**overrides) if overrides else base
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    """A real SMTP server on 127.0.0.1 (its inbox, its port), for tests of e-mail."""
+    with smtp_server() as server:
+        yield server
 
 
 @pytest.fixture

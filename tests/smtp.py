@@ -40,3 +40,15 @@ def smtp_server() -> Iterator[tuple[Inbox, int]]:
         yield inbox, port
     finally:
         controller.stop()
+
+
+def mail_settings(port: int, public_url: str) -> dict[str, object]:
+    """Settings overrides under which the service sends its mail to `smtp_server()` on `port`,
+    its links starting with `public_url`."""
+    return {
+        "smtp_host": "127.0.0.1",
+        "smtp_port": port,
+        "smtp_security": "none",
+        "smtp_from": "noreply@licensegate.test",
+        "public_url": public_url,
+    }

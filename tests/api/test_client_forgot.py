@@ -4,7 +4,6 @@ and the page that sets a new password."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -16,7 +15,7 @@ from licensegate.config import Settings
 from licensegate.services import Services
 from tests.conftest import make_settings
 from tests.helpers import Client, Seller, client_of
-from tests.smtp import Inbox, smtp_server
+from tests.smtp import Inbox, mail_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -24,22 +23,8 @@ HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
 
 
 @pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    with smtp_server() as server:
-        yield server
-
-
-@pytest.fixture
 def settings(db_url: str, tmp_path: Path, smtp: tuple[Inbox, int]) -> Settings:
-    return make_settings(
-        db_url,
-        tmp_path / "data",
-        smtp_host="127.0.0.1",
-        smtp_port=smtp[1],
-        smtp_security="none",
-        smtp_from="noreply@licensegate.test",
-        public_url="https://licenses.example.test",
-    )
+    return make_settings(db_url, tmp_path / "data", **mail_settings(smtp[1], "https://licenses.example.test"))
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ hour, the old address told."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from email.message import Message
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,7 +18,7 @@ from licensegate.domain import accounts
 from licensegate.mailer import Mailer
 from licensegate.services import Services
 from tests.conftest import make_settings
-from tests.smtp import Inbox, smtp_server
+from tests.smtp import Inbox, mail_settings
 from tests.web.pages import PASSWORD, Dashboard, browser, text_of
 from tests.web.test_second_factor import enrol
 
@@ -28,22 +27,8 @@ LINK = re.compile(r"http://testserver/dashboard/account/email/confirm\?token=[\w
 
 
 @pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    with smtp_server() as server:
-        yield server
-
-
-@pytest.fixture
 def settings(db_url: str, tmp_path: Path, smtp: tuple[Inbox, int]) -> Settings:
-    return make_settings(
-        db_url,
-        tmp_path / "data",
-        smtp_host="127.0.0.1",
-        smtp_port=smtp[1],
-        smtp_security="none",
-        smtp_from="noreply@licensegate.test",
-        public_url="http://testserver",
-    )
+    return make_settings(db_url, tmp_path / "data", **mail_settings(smtp[1], "http://testserver"))
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ password set by the owner cancels it; bad passwords are refused next to their fi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,7 +16,7 @@ from licensegate.config import Settings
 from licensegate.domain import invitations
 from licensegate.services import Services
 from tests.conftest import make_settings
-from tests.smtp import Inbox, smtp_server
+from tests.smtp import Inbox, mail_settings
 from tests.web.pages import Dashboard, Shop, browser, make_member, make_shop, text_of
 from tests.web.test_email_change import body
 
@@ -27,22 +26,8 @@ CHOSEN = "chosen by rita 42"
 
 
 @pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    with smtp_server() as server:
-        yield server
-
-
-@pytest.fixture
 def settings(db_url: str, tmp_path: Path, smtp: tuple[Inbox, int]) -> Settings:
-    return make_settings(
-        db_url,
-        tmp_path / "data",
-        smtp_host="127.0.0.1",
-        smtp_port=smtp[1],
-        smtp_security="none",
-        smtp_from="noreply@licensegate.test",
-        public_url="http://testserver",
-    )
+    return make_settings(db_url, tmp_path / "data", **mail_settings(smtp[1], "http://testserver"))
 
 
 def tp(shop: Shop, rest: str = "") -> str:
