@@ -85,6 +85,24 @@ class Tab:
             # caret="initial": hiding the caret injects a style element, which the CSP refuses.
             page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True, caret="initial")
 
+    def add_security_key(self) -> None:
+        """A virtual security key (CTAP2 over USB, verifying its user) that this tab's pages can
+        register and sign in with, through Chromium's WebAuthn emulation."""
+        cdp = self.context.new_cdp_session(self.page)
+        cdp.send("WebAuthn.enable")
+        cdp.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {
+                "options": {
+                    "protocol": "ctap2",
+                    "transport": "usb",
+                    "hasResidentKey": True,
+                    "hasUserVerification": True,
+                    "isUserVerified": True,
+                }
+            },
+        )
+
     def check_console(self) -> None:
         assert not self.problems, f"console errors on {self.page.url}: {self.problems}"
 

@@ -77,20 +77,7 @@ def test_first_run_then_sign_in_with_an_authenticator_app(tab: Tab, dashboard_se
 def test_sign_in_with_a_security_key(tab: Tab, dashboard_server: LiveServer) -> None:
     dashboard_server.create_account("keyholder", PASSWORD)
     page = tab.page
-    cdp = tab.context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable")
-    cdp.send(
-        "WebAuthn.addVirtualAuthenticator",
-        {
-            "options": {
-                "protocol": "ctap2",
-                "transport": "usb",
-                "hasResidentKey": True,
-                "hasUserVerification": True,
-                "isUserVerified": True,
-            }
-        },
-    )
+    tab.add_security_key()
     sign_in(tab, "keyholder")
     expect(page.get_by_role("heading", name="Applications")).to_be_visible()
     tab.goto("/dashboard/account")

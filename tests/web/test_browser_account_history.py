@@ -117,20 +117,7 @@ def test_email_change_security_key_names_and_sign_in_history(
     expect(page.get_by_text("Your address: new@example.com")).to_be_visible()
 
     # A security key (a virtual authenticator), added with a name and renamed in its row.
-    cdp = tab.context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable")
-    cdp.send(
-        "WebAuthn.addVirtualAuthenticator",
-        {
-            "options": {
-                "protocol": "ctap2",
-                "transport": "usb",
-                "hasResidentKey": True,
-                "hasUserVerification": True,
-                "isUserVerified": True,
-            }
-        },
-    )
+    tab.add_security_key()
     page.get_by_label("Name for this key").fill("Desk key")
     page.get_by_role("button", name="Add key").click()
     expect(page.get_by_role("heading", name="Your recovery codes")).to_be_visible()

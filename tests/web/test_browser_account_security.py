@@ -79,20 +79,7 @@ def test_authenticator_recovery_codes_and_security_key(tab: Tab, dashboard_serve
     """(An account of its own: every password or code check counts against the sign-in limit.)"""
     dashboard_server.create_account("keeper", PASSWORD)
     page = tab.page
-    cdp = tab.context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable")
-    cdp.send(
-        "WebAuthn.addVirtualAuthenticator",
-        {
-            "options": {
-                "protocol": "ctap2",
-                "transport": "usb",
-                "hasResidentKey": True,
-                "hasUserVerification": True,
-                "isUserVerified": True,
-            }
-        },
-    )
+    tab.add_security_key()
     sign_in(tab, "keeper")
     expect(page.get_by_role("heading", name="Applications")).to_be_visible()
     tab.goto("/dashboard/account")
