@@ -40,6 +40,23 @@ async def test_fifty_first_uses_of_one_key_create_exactly_one_user(
     assert await services.db.fetch_value("SELECT COUNT(*) FROM user_subscriptions") == 1
 
 
+async def test_fifty_first_uses_of_one_key_from_its_own_device_all_succeed(
+    seller: Seller, services: Services
+) -> None:
+    """A program retried (or double-clicked) while its first License Login is in flight: every
+    attempt from the device that redeems the key logs in as the one user the key made."""
+    clients = await racers(seller, services)
+    key = (await seller.ok("add", expiry=30))["key"]
+    responses = await asyncio.gather(
+        *(c.call("license", key=key, hwid="the-one-machine-0000000001") for c in clients)
+    )
+    assert [r.status_code for r in responses] == [200] * RACERS, {r.text for r in responses}
+    assert {r.json()["info"]["username"] for r in responses} == {key}
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 1
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM user_hwids") == 1
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM sessions WHERE validated = 1") == RACERS
+
+
 async def test_fifty_first_logins_bind_exactly_one_hwid(seller: Seller, services: Services) -> None:
     clients = await racers(seller, services)
     key = (await seller.ok("add", expiry=30))["key"]

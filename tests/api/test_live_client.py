@@ -86,6 +86,18 @@ def test_fifty_first_uses_of_one_key_across_two_workers(live_server: LiveServer)
     assert len(users["users"][0]["hwids"]) == 1
 
 
+def test_fifty_first_uses_of_one_key_from_its_own_device_across_two_workers(live_server: LiveServer) -> None:
+    created = new_app(live_server, "live-client-same-device")
+    key = seller_call(live_server, created["sellerkey"], "add", expiry="30")["key"]
+    calls = [{"type": "license", "key": key, "hwid": "the-one-machine-0000000001"} for _ in range(RACERS)]
+    responses = asyncio.run(client_calls(live_server, created, calls))
+    assert [r.status_code for r in responses] == [200] * RACERS, {r.text for r in responses}
+    assert {r.json()["info"]["username"] for r in responses} == {key}
+    users = seller_call(live_server, created["sellerkey"], "fetchallusers")
+    assert users["count"] == 1
+    assert len(users["users"][0]["hwids"]) == 1
+
+
 def test_fifty_first_logins_bind_one_hwid_across_two_workers(live_server: LiveServer) -> None:
     created = new_app(live_server, "live-client-3")
     seller_call(

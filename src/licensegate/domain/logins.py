@@ -19,7 +19,7 @@ from licensegate.domain import blacklists, errorcodes, lockout, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
-from licensegate.domain.errors import NotFound
+from licensegate.domain.errors import NotFound, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.sessions import LICENSE_USER
 from licensegate.domain.timefmt import datetime_text, unix_text
@@ -437,13 +437,38 @@ async def license_login(
     key_row, account = await _usable_key(db, app, key, msg)
     if key_row["status"] == "unused":
         await check_blacklist(db, app, client, msg)
-        if db.dialect == "postgresql":
-            return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
-        new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
-        return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
+        try:
+            return await _first_use(db, box, app, key_row, client, key=key, msg=msg, now=now)
+        except Refusal as refused:
+            if refused.error != "key_used":
+                raise
+            # Redeemed meanwhile: by this same device (a double click, a retry while the first
+            # login was in flight), that login stands for this one too; by another, refused.
+            key_row, account = await _usable_key(db, app, key, msg)
+            if account is None or client.hwid is None or client.hwid not in account.hwids:
+                raise
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
     return await admit(db, box, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+
+
+async def _first_use(
+    db: Database,
+    box: SecretBox,
+    app: ClientApp,
+    key_row: KeyUserRow,
+    client: Client,
+    *,
+    key: str,
+    msg: Messages,
+    now: int,
+) -> Login:
+    """The first use of an unused key: the user it makes, logged in (refused `key_used` when
+    another request redeemed it first)."""
+    if db.dialect == "postgresql":
+        return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
+    new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
+    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
 
 
 async def _first_use_in_one_statement(
