@@ -333,9 +333,14 @@ users = sa.Table(
     _pk(),
     _ref("apps"),
     _text("username", nullable=False),
-    _text("password_hash"),  # argon2id; NULL until set (the first login sets it)
+    # argon2id, or an imported KeyAuth user's bcrypt hash ($2y$/$2a$/$2b$), verified and re-hashed
+    # with argon2id at its first successful check; NULL until set (the first login sets it).
+    _text("password_hash"),
     _text("email"),
     _text("email_lower"),
+    # An imported KeyAuth user's address as KeyAuth keeps it: the SHA-1 hex of the lower-cased
+    # address, matched by hashing while `email` is NULL (setting an address clears it).
+    _text("email_sha1"),
     _text("banned_reason"),
     _time("created_at", nullable=False),
     _time("last_login_at"),
@@ -362,6 +367,7 @@ users = sa.Table(
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "username_key", unique=True),
     sa.Index(None, "app_id", "email_lower"),
+    sa.Index(None, "app_id", "email_sha1"),
     sa.Index(None, "app_id", "owner_account_id"),
     # The dashboard's Users list: newest first, the banned alone (a partial index), search by
     # address, and by the start of a username on PostgreSQL, whose collation may not order names
@@ -431,6 +437,9 @@ user_hwids = sa.Table(
     _ref("users"),
     _text("hwid", nullable=False),
     _time("created_at", nullable=False),
+    # 1: an imported KeyAuth HWID string, every HWID KeyAuth appended with no separator; a device
+    # matches it when its HWID is contained in it (as KeyAuth matches). Never split.
+    _flag("appended", 0),
     sa.UniqueConstraint("user_id", "hwid"),
     sa.Index(None, "hwid"),  # the Users list's search by HWID
 )

@@ -163,6 +163,62 @@ async def insert(
     return user_id
 
 
+async def insert_imported(
+    db: Executor,
+    *,
+    app_id: int,
+    username: str,
+    username_fold: str,
+    password_hash: str | None,
+    email_sha1: str | None,
+    hwid: str | None,
+    banned_reason: str | None,
+    created_at: int,
+    last_login_at: int | None,
+    last_ip: str | None,
+    hwid_reset_at: int | None,
+    created_by: str,
+    owner_account_id: int | None = None,
+) -> int | None:
+    """Create a user imported from KeyAuth, with KeyAuth's values as KeyAuth keeps them; None when
+    the name is taken in this application (by its rule). `password_hash`: KeyAuth's bcrypt hash
+    (`$2y$10$...`), or None for "the next login sets it" (`created_by` must then not be
+    `domain.sessions.LICENSE_USER`, whose users sign in with their key only). `email_sha1`: the
+    SHA-1 hex of the lower-cased address (`email` stays NULL). `hwid`: KeyAuth's HWID string,
+    kept whole as one `user_hwids` row marked `appended` (a device matches by containment).
+    `hwid_reset_at`: when the HWID-reset cooldown started (KeyAuth's `cooldown` is when it ends).
+    The overview's daily count of new users is not bumped: an import is not a day's sign-ups."""
+    user_id: int | None = await db.fetch_value(
+        "INSERT INTO users (app_id, username, username_fold, username_key, password_hash, "
+        "email_sha1, banned_reason, hwid_lock, created_by, owner_account_id, created_at, "
+        "last_login_at, last_ip, hwid_reset_at) "
+        f"VALUES (?, ?, ?, {_KEY}, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+        app_id,
+        username,
+        username_fold,
+        app_id,
+        username_fold,
+        username,
+        password_hash,
+        email_sha1,
+        banned_reason,
+        created_by,
+        owner_account_id,
+        created_at,
+        last_login_at,
+        last_ip,
+        hwid_reset_at,
+    )
+    if user_id is not None and hwid:
+        await db.execute(
+            "INSERT INTO user_hwids (user_id, hwid, created_at, appended) VALUES (?, ?, ?, 1)",
+            user_id,
+            hwid,
+            created_at,
+        )
+    return user_id
+
+
 async def details(
     db: Executor, app_id: int, username: str, *, reseller_id: int | None = None
 ) -> UserDetails | None:
