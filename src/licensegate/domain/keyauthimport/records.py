@@ -251,6 +251,12 @@ Record = (
 )
 R = TypeVar("R", bound=Record)
 
+# `User.password` of a user whose hash the source could not read (KeyAuth's seller API gives none
+# past its 520-row user list on older servers). Not a bcrypt hash, so no password verifies against
+# it; unlike None (KeyAuth's "the next login sets it") it lets nobody choose the password: the user
+# signs in again after a reset.
+UNREADABLE_PASSWORD = "*"  # noqa: S105 - a marker that matches no password
+
 # KeyAuth's table for each record type (a dump or a live database is read by these names).
 TABLES: dict[type[Record], str] = {
     Subscription: "subscriptions",
