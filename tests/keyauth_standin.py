@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 BCRYPT_ALPHABET = "./" + string.ascii_uppercase + string.ascii_lowercase + string.digits
@@ -480,3 +481,29 @@ def serving(standin: Standin) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def write_exports(app: StandinApp, folder: Path) -> tuple[Path, Path]:
+    """The dashboard's KeyAuthKeys.json and KeyAuthUsers.json of the application, as KeyAuth's
+    exporter writes them: keys as {key, level, expiry in days}; users without times; every
+    subscription row named "default", its expiry the raw column (remaining seconds while paused)."""
+    keys = folder / "KeyAuthKeys.json"
+    users = folder / "KeyAuthUsers.json"
+    keys.write_text(
+        json.dumps(
+            [{"key": k["key"], "level": k["level"], "expiry": int(k["expires"]) / DAY} for k in app.keys]
+        )
+    )
+    fields = ("username", "email", "password", "hwid", "banned", "ip")
+    users.write_text(
+        json.dumps(
+            {
+                "users": [{name: user[name] for name in fields} for user in app.users],
+                "subscription": [
+                    {"user": sub.user, "subscription": "default", "expiry": str(sub.expiry)}
+                    for sub in app.subs
+                ],
+            }
+        )
+    )
+    return keys, users

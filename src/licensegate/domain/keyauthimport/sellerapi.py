@@ -10,9 +10,9 @@ from typing import Any, cast
 from licensegate.domain.keyauthimport import records as r
 from licensegate.domain.keyauthimport.checkpoint import Checkpoint
 from licensegate.domain.keyauthimport.sellerread import USERDATA, replies, usernames_of
+from licensegate.domain.keyauthimport.values import flag, integer, named, text
 
 CAP = 520  # KeyAuth's fetchallusers stops there
-NAMED = 20  # users named in one warning; the rest are counted
 
 # getsettings (2022: flat; newer: `functions` and `messages`) -> KeyAuth's `apps` column.
 SETTINGS_COLUMNS = {
@@ -75,39 +75,6 @@ NOT_EXPORTED = (
     "defaults (check them on the Settings page): session length, minimum HWID length, force HWID, key "
     "format, kill other sessions, seller API IP whitelist, token system"
 )
-
-
-def integer(value: object) -> int | None:
-    """KeyAuth sends numbers as text ("1800000000", "86400.0"); empty or absent is None."""
-    if value is None or isinstance(value, bool):
-        return None if value is None else int(value)
-    if isinstance(value, int):
-        return value
-    try:
-        return int(float(str(value).strip()))
-    except ValueError:
-        return None
-
-
-def text(value: object) -> str | None:
-    if value is None:
-        return None
-    result = str(value)
-    return result if result != "" else None
-
-
-def flag(value: object, default: bool) -> bool:
-    """1/0, "1"/"0", true/false as KeyAuth sends them."""
-    if value is None or value == "":
-        return default
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
-
-
-def named(names: list[str]) -> str:
-    shown = ", ".join(names[:NAMED])
-    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
 
 
 def balance_text(value: object) -> str | None:
