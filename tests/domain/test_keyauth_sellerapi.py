@@ -17,7 +17,7 @@ from licensegate.config import Settings
 from licensegate.domain.keyauthimport import records as r
 from licensegate.domain.keyauthimport.checkpoint import Checkpoint, CheckpointError
 from licensegate.domain.keyauthimport.pacing import Pace, Pacer
-from licensegate.domain.keyauthimport.sellerapi import SellerApiSource
+from licensegate.domain.keyauthimport.sellerapi import SellerApiSource, default_checkpoint, read_seller_api
 from licensegate.domain.keyauthimport.sellerread import LISTS, ReadStats, SellerApiError, SellerApiReader
 from tests import keyauth_standin as ka
 
@@ -40,14 +40,17 @@ def read(
 ) -> tuple[SellerApiSource, ReadStats]:
     seller_key = key or standin.app.sellerkey
     with ka.serving(standin) as served:
-        base = url or served
-        if resume:
-            checkpoint = Checkpoint.resume(path, base_url=base, seller_key=seller_key)
-        else:
-            checkpoint = Checkpoint.start(path, base_url=base, seller_key=seller_key, read_at=1_800_000_000)
-        reader = SellerApiReader(LOCAL, seller_key, checkpoint, Pacer(FAST, sleep=sleep), base_url=base)
-        stats = asyncio.run(reader.read())
-    return SellerApiSource(checkpoint, seller_key), stats
+        reading = read_seller_api(
+            LOCAL,
+            seller_key,
+            checkpoint=path,
+            resume=resume,
+            now=1_800_000_000,
+            base_url=url or served,
+            pace=FAST,
+            sleep=sleep,
+        )
+        return asyncio.run(reading)
 
 
 def everything(source: SellerApiSource) -> dict[str, list[Any]]:
@@ -269,3 +272,10 @@ def test_empty_lists_are_empty(tmp_path: Path) -> None:
     got: Iterator[Any] = iter(everything(source)["users"])
     assert list(got) == []
     assert list(source.rows(r.Key, source.secret)) == []
+
+
+def test_the_default_checkpoint_does_not_name_the_key(app: ka.StandinApp, tmp_path: Path) -> None:
+    path = default_checkpoint(app.sellerkey, tmp_path)
+    assert path.parent == tmp_path
+    assert app.sellerkey not in path.name
+    assert path.name.startswith("keyauth-")

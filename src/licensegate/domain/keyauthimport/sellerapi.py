@@ -4,12 +4,25 @@ can be told (paused subscriptions: `userdata` lists active ones only)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any, cast
 
+from licensegate.config import Settings
 from licensegate.domain.keyauthimport import records as r
-from licensegate.domain.keyauthimport.checkpoint import Checkpoint
-from licensegate.domain.keyauthimport.sellerread import USERDATA, replies, usernames_of
+from licensegate.domain.keyauthimport.checkpoint import Checkpoint, key_digest
+from licensegate.domain.keyauthimport.pacing import DEFAULT_PACE, Pace, Pacer, Sleep, parse_pace
+from licensegate.domain.keyauthimport.sellerread import (
+    DEFAULT_URL,
+    USERDATA,
+    Progress,
+    ReadStats,
+    SellerApiReader,
+    open_checkpoint,
+    replies,
+    usernames_of,
+)
 from licensegate.domain.keyauthimport.values import flag, integer, named, text
 
 CAP = 520  # KeyAuth's fetchallusers stops there
@@ -426,3 +439,33 @@ class SellerApiSource:
                     f"({row.get('short_baselink')}), so it is imported disabled: enter its full URL again"
                 )
         return found
+
+
+def default_checkpoint(seller_key: str, folder: Path) -> Path:
+    """Where a read of this seller key keeps its checkpoint unless told otherwise (the key itself
+    is not in the name)."""
+    return folder / f"keyauth-{key_digest(seller_key)[:12]}.checkpoint"
+
+
+async def read_seller_api(
+    settings: Settings,
+    seller_key: str,
+    *,
+    checkpoint: Path,
+    resume: bool,
+    now: int,
+    base_url: str = DEFAULT_URL,
+    pace: Pace | None = None,
+    with_logs: bool = True,
+    progress: Progress | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> tuple[SellerApiSource, ReadStats]:
+    """Read (or go on reading) an application into `checkpoint`, then its records. Raises
+    CheckpointError or SellerApiError with a message for a person."""
+    kept = open_checkpoint(checkpoint, base_url=base_url, seller_key=seller_key, resume=resume, now=now)
+    pacer = Pacer(pace or parse_pace(DEFAULT_PACE), sleep=sleep)
+    reader = SellerApiReader(
+        settings, seller_key, kept, pacer, base_url=base_url, with_logs=with_logs, progress=progress
+    )
+    stats = await reader.read()
+    return SellerApiSource(kept, seller_key), stats
