@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from licensegate.domain.keyauthimport import records as r
 from licensegate.domain.keyauthimport import tables
@@ -229,7 +229,7 @@ def _scan(stream: BinaryIO) -> tuple[dict[str, _Table], int | None]:
     return found, completed
 
 
-class DumpSource:
+class DumpSource(tables.TableSource):
     """A mysqldump file as KeyAuth's records. `app_name` limits it to one application."""
 
     def __init__(self, path: Path, app_name: str | None = None) -> None:
@@ -251,8 +251,7 @@ class DumpSource:
                 "the dump has no 'Dump completed on' line; its file time was taken as the time it was made"
             )
         self._read_at = completed
-        self._apps = [a for a in self._all_apps() if app_name is None or a.name == app_name]
-        self._by_secret = {a.secret: a for a in self._apps}
+        super().__init__((tables.app_from_row(row) for row in self._rows_of("apps")), app_name)
 
     def close(self) -> None:
         self._stream.close()
@@ -267,7 +266,7 @@ class DumpSource:
     def read_at(self) -> int:
         return self._read_at
 
-    def _table_rows(self, name: str) -> Iterator[dict[str, Value]]:
+    def _rows_of(self, name: str) -> Iterator[dict[str, Value]]:
         table = self._tables.get(name)
         if table is None or table.start is None:
             return
@@ -284,20 +283,8 @@ class DumpSource:
                     )
                 yield dict(zip(columns, row, strict=True))
 
-    def _all_apps(self) -> Iterator[r.App]:
-        for row in self._table_rows("apps"):
-            yield tables.app_from_row(row)
-
-    def apps(self) -> Iterator[r.App]:
-        return iter(self._apps)
-
-    def rows(self, kind: type[r.R], app: str) -> Iterator[r.R]:
-        owner = self._by_secret.get(app)
-        if owner is None:
-            return
-        for row in self._table_rows(tables.table(kind)):
-            if tables.belongs(kind, row, owner):
-                yield tables.build(kind, row, owner.secret)
+    def _table_rows(self, kind: type[Any], app: r.App) -> Iterator[tables.Row]:
+        return self._rows_of(tables.table(kind))
 
     def warnings(self, app: str) -> list[str]:
         return list(self._notes)

@@ -44,7 +44,7 @@ def connection_args(url: str) -> dict[str, Any]:
     }
 
 
-class MySqlSource:
+class MySqlSource(tables.TableSource):
     """KeyAuth's database on a live server. `app_name` limits it to one application."""
 
     def __init__(self, url: str, app_name: str | None = None) -> None:
@@ -58,8 +58,7 @@ class MySqlSource:
             raise MySqlError(
                 f"cannot read {self._args['host']}:{self._args['port']}: {exc.args[-1]}"
             ) from None
-        self._apps = [a for a in self._read_apps() if app_name is None or a.name == app_name]
-        self._by_secret = {a.secret: a for a in self._apps}
+        super().__init__((tables.app_from_row(row) for row in self._select("apps", "", ())), app_name)
 
     def _connect(self) -> pymysql.connections.Connection[Any]:
         return pymysql.connect(**self._args)
@@ -84,24 +83,12 @@ class MySqlSource:
         finally:
             conn.close()
 
-    def _read_apps(self) -> Iterator[r.App]:
-        for row in self._select("apps", "", ()):
-            yield tables.app_from_row(row)
-
-    def apps(self) -> Iterator[r.App]:
-        return iter(self._apps)
-
-    def rows(self, kind: type[r.R], app: str) -> Iterator[r.R]:
-        owner = self._by_secret.get(app)
-        if owner is None:
-            return
+    def _table_rows(self, kind: type[Any], app: r.App) -> Iterator[tables.Row]:
         # The server narrows by the application's column (its collation compares as KeyAuth
         # does); `belongs` then applies the rest of the rule (accounts: role and owner).
         column = tables.app_column(kind)
-        value = owner.name if kind is r.TeamMember else owner.secret
-        for row in self._select(tables.table(kind), f" WHERE `{column}` = %s ORDER BY 1", (value,)):
-            if tables.belongs(kind, row, owner):
-                yield tables.build(kind, row, owner.secret)
+        value = app.name if kind is r.TeamMember else app.secret
+        return self._select(tables.table(kind), f" WHERE `{column}` = %s ORDER BY 1", (value,))
 
     def warnings(self, app: str) -> list[str]:
         return []

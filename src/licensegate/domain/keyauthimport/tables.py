@@ -7,7 +7,7 @@ A value arrives as a MySQL client or a dump gives it: text, an integer, bytes (a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from licensegate.domain.keyauthimport import records as r
@@ -280,3 +280,27 @@ def belongs(kind: type[Any], row: Row, app: r.App) -> bool:
 
 def _fold(value: str | None) -> str:
     return (value or "").rstrip(" ").casefold()
+
+
+class TableSource:
+    """What a source that reads KeyAuth's tables shares: the applications (limited to one by
+    name where asked), and each kind's rows of one application from `_table_rows`."""
+
+    def __init__(self, apps: Iterable[r.App], app_name: str | None) -> None:
+        self._apps = [a for a in apps if app_name is None or a.name == app_name]
+        self._by_secret = {a.secret: a for a in self._apps}
+
+    def _table_rows(self, kind: type[Any], app: r.App) -> Iterator[Row]:
+        """Rows of `kind`'s table; at least those of `app` (`rows` keeps only those)."""
+        raise NotImplementedError
+
+    def apps(self) -> Iterator[r.App]:
+        return iter(self._apps)
+
+    def rows(self, kind: type[r.R], app: str) -> Iterator[r.R]:
+        owner = self._by_secret.get(app)
+        if owner is None:
+            return
+        for row in self._table_rows(kind, owner):
+            if belongs(kind, row, owner):
+                yield build(kind, row, owner.secret)
