@@ -1,13 +1,21 @@
-"""Independent client implementations of KeyAuth's API 1.0 (AES, hex) and API 1.2 (HMAC), written
-from the protocol reference (keyauth-client-api.md §1.5 and §1.6), not from licensegate's server
-code, so the tests check the server against the protocol rather than against itself. Only
-httpx, hashlib/hmac and the `cryptography` package's AES are used here."""
+"""Independent client implementations of KeyAuth's API 1.0 (AES, hex), API 1.2 (HMAC) and API 1.3
+(Ed25519), written from the protocol reference (keyauth-client-api.md §1.5 and §1.6) and from what
+the published libraries are known to check and how they read an answer (keyauth-sdk-compat.md),
+not from licensegate's server code, so the tests check the server against the protocol rather than
+against itself. Only httpx, hashlib/hmac, PyNaCl's Ed25519 and the `cryptography` package's AES
+are used here.
+
+`LibraryExit` stands for what those libraries do on a failure: print a line and end the program.
+Their `init` compares the answer with `KeyAuth_Invalid` ("The application doesn't exist") after
+the signature check and before anything else; otherwise an unsuccessful answer's `message` is
+printed."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +23,8 @@ import httpx
 import orjson
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
 
 # Values a 1.0 client encrypts, per type; everything else but the hex-encoded identifiers is clear.
 ENCRYPTED_1_0: dict[str, tuple[str, ...]] = {
@@ -35,6 +45,24 @@ ENCRYPTED_1_0: dict[str, tuple[str, ...]] = {
     "ban": ("hwid",),
 }
 HEX_ENCODED_1_0 = ("type", "name", "ownerid", "sessionid")
+NO_SUCH_APPLICATION = "KeyAuth_Invalid"
+# The types whose answers KeyAuth's Python 1.3 library does not verify.
+UNCHECKED_1_3 = ("log", "file", "2faenable", "2fadisable")
+MAX_AGE_1_3 = 25
+
+
+class LibraryExit(Exception):
+    """A KeyAuth library printed this line and ended the program."""
+
+
+def read_init(text: str) -> dict[str, Any]:
+    """How every KeyAuth library reads a verified `init` answer."""
+    if text == NO_SUCH_APPLICATION:
+        raise LibraryExit("The application doesn't exist")
+    body: dict[str, Any] = orjson.loads(text)
+    if not body["success"]:
+        raise LibraryExit(body["message"])
+    return body
 
 
 def _sha256_hex(text: str) -> str:
@@ -97,8 +125,10 @@ class Legacy10Client:
             response.content,
         )
         text = response.text
-        if text.startswith("{") or text == "KeyAuth_Invalid":  # answered before it could encrypt
-            return {"plain": True, **orjson.loads(text)} if text.startswith("{") else {"plain": True}
+        if text == NO_SUCH_APPLICATION:
+            raise LibraryExit("The application doesn't exist")
+        if text.startswith("{"):  # answered before it could encrypt
+            return {"plain": True, **orjson.loads(text)}
         body: dict[str, Any] = orjson.loads(aes_decrypt(text, key_string, init_iv))
         return body
 
@@ -134,7 +164,8 @@ class Hmac12Client:
         response = await self.http.post(self.path, data=form)
         self.last_response = response
         if type_ != "log" and not hmac.compare_digest(
-            response.headers.get("signature", ""), self.expected_signature(type_, response.content)
+            response.headers["signature"],  # KeyAuth's Python 1.2 library: KeyError without it
+            self.expected_signature(type_, response.content),
         ):
             raise AssertionError(f"signature checksum failed for {type_}: {response.text[:200]}")
         body: dict[str, Any] = orjson.loads(response.content)
@@ -144,4 +175,63 @@ class Hmac12Client:
         body = await self.call("init", enckey=self.enckey, **params)
         if body.get("success"):
             self.sessionid = body["sessionid"]
+        return body
+
+    async def start(self, **params: str) -> dict[str, Any]:
+        """`init` as the library's own `init` reads it (a failure ends the program)."""
+        try:
+            await self.call("init", enckey=self.enckey, **params)
+        except AssertionError:
+            raise LibraryExit(
+                "Signature checksum failed. Request was tampered with or session ended most likely."
+            ) from None
+        assert self.last_response is not None
+        body = read_init(self.last_response.text)
+        self.sessionid = body["sessionid"]
+        return body
+
+
+@dataclass
+class Ed25519Client13:
+    """A KeyAuth 1.3 library: plain form POSTs; every answer but `UNCHECKED_1_3`'s must carry
+    `x-signature-timestamp` (at most 25 s old) and `x-signature-ed25519` verifying, over
+    `timestamp || body`, with the ONE public key the program embeds, whatever the answer says."""
+
+    http: httpx.AsyncClient
+    ownerid: str
+    name: str
+    public_key: str
+    path: str = "/api/1.3/"
+    sessionid: str | None = None
+
+    async def call(self, type_: str, /, **params: str) -> str:
+        form = {"type": type_, "name": self.name, "ownerid": self.ownerid, **params}
+        if self.sessionid is not None and type_ != "init":
+            form["sessionid"] = self.sessionid
+        response = await self.http.post(self.path, data=form)
+        if type_ in UNCHECKED_1_3:
+            return response.text
+        signature = response.headers.get("x-signature-ed25519")
+        timestamp = response.headers.get("x-signature-timestamp")
+        if not signature or not timestamp:
+            raise LibraryExit("Missing headers for signature verification.")
+        if time.time() - int(timestamp) > MAX_AGE_1_3:
+            raise LibraryExit("Timestamp is too old (exceeded 20 seconds + buffer).")
+        try:
+            VerifyKey(bytes.fromhex(self.public_key)).verify(
+                timestamp.encode() + response.content, bytes.fromhex(signature)
+            )
+        except (BadSignatureError, ValueError):
+            raise LibraryExit(
+                "Signature checksum failed. Request was tampered with or session ended most likely."
+            ) from None
+        return response.text
+
+    async def init(self, **params: str) -> dict[str, Any]:
+        body = read_init(await self.call("init", **params))
+        self.sessionid = body["sessionid"]
+        return body
+
+    async def json(self, type_: str, /, **params: str) -> dict[str, Any]:
+        body: dict[str, Any] = orjson.loads(await self.call(type_, **params))
         return body

@@ -263,6 +263,9 @@ def unix_seconds(text: str) -> str:
 
 
 CLIENT_1_0 = ClientDialect("1.0", keyauth=False, methods=frozenset({"POST"}), legacy=True)
+# A KeyAuth 1.0 library's request on /api/1.0/ (hex + AES) is answered with KeyAuth's conventions
+# (statuses, `createdate` in Unix seconds, `checkblacklist`'s meaning): those libraries read them.
+LEGACY_1_0 = ClientDialect("1.0", keyauth=True, methods=frozenset({"POST"}), legacy=True)
 CLIENT_1_1 = ClientDialect("1.1", keyauth=True, methods=frozenset({"GET", "POST"}))
 CLIENT_1_2 = ClientDialect("1.2", keyauth=True, methods=frozenset({"GET", "POST"}), hmac=True)
 CLIENT_1_3 = ClientDialect("1.3", keyauth=True, methods=frozenset({"GET", "POST"}))
@@ -299,7 +302,9 @@ DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("body encoding", "UTF-8 JSON", "ASCII-only JSON: other characters escaped as `\\uXXXX`"),
     (
         "signatures",
-        "Ed25519 headers on every answer; legacy hex/AES requests answered encrypted",
+        "Ed25519 headers on every answer; a KeyAuth 1.0 library's hex/AES requests answered "
+        "encrypted, with the 1.1–1.3 column's conventions (`KeyAuth_Invalid` for an unknown "
+        "application)",
         "Ed25519 headers on every answer; 1.2 also the HMAC `signature` header",
     ),
 )

@@ -160,6 +160,42 @@ async def find_for_client(db: Executor, ownerid: str, name: str | None) -> Clien
     return ClientApp.from_row(row)
 
 
+async def meant_by_client(db: Executor, ownerid: str, name: str) -> ClientApp | None:
+    """The application a client that named none most likely meant, when one stands out: KeyAuth
+    libraries verify an answer with the one key they hold before they read it, so an answer about
+    a mistyped `ownerid` or `name` signed with that application's key is one they can show
+    ("the application doesn't exist") instead of a failed signature check. Candidates share the
+    ownerid or the name; the nearest by the other one wins, a tie gives none."""
+    ownerid, name = ownerid[:MAX_COMPARED], name[:MAX_COMPARED]
+    ranked: dict[int, int] = {}
+    for row in await app_store.near_misses(db, ownerid, name):
+        ranked[row["id"]] = _distance(row["ownerid"], ownerid) + _distance(row["name"], name)
+    if not ranked:
+        return None
+    best = min(ranked.values())
+    nearest = [app_id for app_id, distance in ranked.items() if distance == best]
+    if len(nearest) != 1:
+        return None
+    found = await app_store.find_for_client_by_id(db, nearest[0])
+    return None if found is None else ClientApp.from_row(found)
+
+
+MAX_COMPARED = 64
+
+
+def _distance(a: str, b: str) -> int:
+    """How far apart two short strings are, in linear time: the characters not covered by their
+    common prefix and suffix (a single typo costs 1 or 2, as in an edit distance)."""
+    shortest = min(len(a), len(b))
+    prefix = 0
+    while prefix < shortest and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return max(len(a), len(b)) - prefix - suffix
+
+
 async def get(db: Executor, app_id: int) -> Row | None:
     return await app_store.get(db, app_id)
 

@@ -163,7 +163,7 @@ MISSING_NAME = E(
 UNKNOWN_APPLICATION = E(
     "unknown_application",
     "unauthorized",
-    "No application with this ownerid and name exists.",
+    "The application doesn't exist: no application has this ownerid and name.",
     "No application has this `ownerid` and `name`.",
 )
 MISSING_SESSION = E(

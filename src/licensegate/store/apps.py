@@ -263,3 +263,21 @@ async def find_for_client(db: Executor, ownerid: str, name: str) -> ClientAppRow
 async def find_for_client_by_id(db: Executor, app_id: int) -> ClientAppRow | None:
     row = await db.fetch_one(f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.id = ?", app_id)
     return cast("ClientAppRow | None", row)
+
+
+MAX_NEAR_MISSES = 20
+
+
+async def near_misses(db: Executor, ownerid: str, name: str) -> list[Row]:
+    """Applications a client that named no known application may have meant: those of the same
+    `ownerid` (a typo in the name) and those of the same name (a typo in the ownerid), a bounded
+    few of each, each read through an index."""
+    by_owner = await db.fetch_all(
+        "SELECT id, ownerid, name FROM apps WHERE ownerid = ? ORDER BY id LIMIT ?",
+        ownerid,
+        MAX_NEAR_MISSES,
+    )
+    by_name = await db.fetch_all(
+        "SELECT id, ownerid, name FROM apps WHERE name = ? ORDER BY id LIMIT ?", name, MAX_NEAR_MISSES
+    )
+    return [*by_owner, *by_name]

@@ -129,6 +129,7 @@ apps = sa.Table(
     sa.UniqueConstraint("account_id", "name"),
     sa.UniqueConstraint("ownerid", "name"),
     sa.UniqueConstraint("secret"),
+    sa.Index(None, "name"),  # a mistyped ownerid's nearest application (domain.apps.meant_by_client)
 )
 
 app_hashes = sa.Table(

@@ -14,11 +14,12 @@ from starlette.responses import Response
 
 from licensegate.addresses import client_ip, counted_as
 from licensegate.api.client import legacy
-from licensegate.api.client.answers import Answering, read_clientnonce
+from licensegate.api.client.answers import TEXT, Answering, read_clientnonce
 from licensegate.api.client.legacy import Cipher10
 from licensegate.api.envelope import (
     CLIENT_1_0,
     DIALECTS,
+    LEGACY_1_0,
     ClientDialect,
     client_failure,
     client_success,
@@ -122,7 +123,10 @@ async def _named_app(services: Services, raw: dict[str, str], answering: Answeri
     try:
         app = await apps.find_for_client(services.db, ownerid, name)
     except Refusal:
-        return
+        meant = await apps.meant_by_client(services.db, ownerid, name)
+        if meant is None:
+            return
+        app = meant
     answering.knows_app(*await services.signers.sealed_keys(services.db, app.id, app.signing_key, app.secret))
 
 
@@ -144,7 +148,7 @@ def _decrypt_legacy(
     else:
         raise errorcodes.SESSION_GONE()
     cipher = Cipher10(key_string, init_iv)
-    decrypted = cipher.decrypt_params(op.type, raw)
+    decrypted = cipher.decrypt_params(raw.get("type", op.type), raw)  # as sent: `chatget`, not `chatfetch`
     answering.cipher = cipher  # from here on the answer is encrypted (a wrong key gets it plain)
     return decrypted
 
@@ -169,7 +173,7 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
         query = read_query(request, settings.max_query_bytes)
         raw = dialect.merge(query, await read_form_body(request, settings.max_body_bytes))
         if dialect.legacy and legacy.decoded_type(raw, registry.knows) is not None:
-            answering.legacy = True
+            answering.legacy, answering.dialect = True, LEGACY_1_0
             raw = legacy.decode_identifiers(raw)
         ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
         answering.clientnonce = read_clientnonce(raw)
@@ -181,18 +185,21 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
             return await handle(request, services, op, raw, db, answering)
     except (Refusal, DatabaseUnavailable) as caught:
         refusal = refusal_of(caught)
-        if answering.signing_key is None and not answering.legacy:
+        if answering.signing_key is None:
             with contextlib.suppress(DatabaseUnavailable):  # then the deployment's key signs it
                 await _named_app(services, raw, answering)
+        if answering.legacy and refusal.error == errorcodes.UNKNOWN_APPLICATION.code:
+            # What every KeyAuth 1.0 library compares the answer with before decrypting it.
+            return await answering.send(services, legacy.UNKNOWN_APPLICATION, TEXT, 200)
         failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
         return await answering.respond(
-            services, failure, dialect.refusal_status(op, refusal), refusal_headers(refusal)
+            services, failure, answering.dialect.refusal_status(op, refusal), refusal_headers(refusal)
         )
     except Exception:
         body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
         failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
         failure["request_id"] = request_id
-        return await answering.respond(services, failure, dialect.fault_status(op))
+        return await answering.respond(services, failure, answering.dialect.fault_status(op))
 
 
 endpoint = endpoint_for(CLIENT_1_0)

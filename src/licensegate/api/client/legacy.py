@@ -39,6 +39,7 @@ ENCRYPTED: dict[str, tuple[str, ...]] = {
     "ban": ("hwid",),
 }
 MAX_HEX_TYPE = 64
+UNKNOWN_APPLICATION = b"KeyAuth_Invalid"  # the answer such a library reads as "no such application"
 
 
 def _unhex(value: str) -> str | None:
