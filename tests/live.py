@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -90,6 +91,15 @@ class LiveServer:
     def log(self) -> Path:
         return self.data_dir / "server.log"
 
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes that listen on the server's port: each one has finished starting
+        (Granian binds a worker's socket once the application's start-up is done)."""
+        return listening_workers(self.process.pid, self.port)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
@@ -98,6 +108,44 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _listening_inodes(port: int) -> set[str]:
+    """The socket inodes listening on `port` (TCP, IPv4 or IPv6)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    return inodes
+
+
+def listening_workers(serve_pid: int, port: int) -> list[int]:
+    """The children of `serve_pid` that hold a socket listening on `port`."""
+    inodes = _listening_inodes(port)
+    found = []
+    for pid in _children(serve_pid):
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    found.append(pid)
+                    break
+    return sorted(found)
 
 
 def seller_call(
@@ -121,7 +169,8 @@ def start_server(
     """`public_host`: the host name its public URL (links it prints, the dashboard's WebAuthn
     origin) names, e.g. localhost, which browsers accept for security keys where 127.0.0.1 fails.
     `command`: what runs `serve` (the bench's unsigned stand-in, say); `log_name`: its log file
-    in `data_dir` (two servers on one folder each keep their own)."""
+    in `data_dir` (two servers on one folder each keep their own). Returns once every worker
+    listens and `/healthz` answers."""
     port = free_port()
     if public_host is not None:
         env["LICENSEGATE_PUBLIC_URL"] = f"http://{public_host}:{port}"
@@ -134,10 +183,13 @@ def start_server(
             start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited early: {(data_dir / log_name).read_text()}")
+        if len(listening_workers(process.pid, port)) < workers:
+            time.sleep(0.1)
+            continue
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                 return LiveServer(
@@ -147,7 +199,7 @@ def start_server(
             pass
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGKILL)
-    raise RuntimeError("server did not become healthy within 30 s")
+    raise RuntimeError(f"server did not start every worker within 60 s: {(data_dir / log_name).read_text()}")
 
 
 def execute_sql(database_url: str, sql: str, *args: object) -> None:

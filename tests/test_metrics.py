@@ -87,3 +87,12 @@ def test_label_values_are_escaped() -> None:
         ]
         == 1
     )
+
+
+def test_the_serve_process_counts_restarts_and_is_no_worker() -> None:
+    running = snapshot_of(os.getpid(), 1, in_use=0, seconds=0.001)
+    assert samples(metrics.exposition([running]))[("licensegate_worker_restarts_total", ())] == 0
+    server = metrics.server_snapshot([("licensegate_worker_restarts_total", (), 2.0)])
+    found = samples(metrics.exposition([running, json.loads(json.dumps(server))]))
+    assert found[("licensegate_worker_restarts_total", ())] == 2
+    assert found[("licensegate_worker_processes", ())] == 1

@@ -9,6 +9,7 @@ and Redis calls under way, background jobs) to `<folder>/worker-<pid>.json`, in 
 the counters and histograms of every snapshot (a worker that stopped keeps its counts: counters
 never go back) and the gauges of workers still running. Another worker's counts are at most about
 a second old. Without the folder (a process not started by `serve`), only its own counts show.
+The `serve` process itself writes `SERVER_FILE` there: the workers it replaced after their death.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ log = logging.getLogger("licensegate.metrics")
 
 TYPE_KEY = "licensegate.type"  # where an endpoint notes the operation's declared type in the ASGI scope
 FOLDER_VARIABLE = "LICENSEGATE_RUN_METRICS_DIR"  # set by `serve` for its workers; not a setting
+SERVER_FILE = "server.json"  # the `serve` process's own counts (server.py), beside the workers'
 SNAPSHOT_SECONDS = 1.0
 # Upper bounds of the latency histogram's buckets, in seconds.
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -72,6 +74,11 @@ FAMILIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
         (),
     ),
     "licensegate_worker_processes": ("gauge", "Worker processes running.", ()),
+    "licensegate_worker_restarts_total": (
+        "counter",
+        "Workers that died (killed, crashed) and were replaced by a new one.",
+        (),
+    ),
 }
 
 
@@ -132,23 +139,36 @@ class Snapshots:
             return [self.snapshot()]
         self.write()
         found = []
-        for path in sorted(self.folder.glob("worker-*.json")):
+        for path in [*sorted(self.folder.glob("worker-*.json")), self.folder / SERVER_FILE]:
             with contextlib.suppress(OSError, orjson.JSONDecodeError):
                 found.append(orjson.loads(path.read_bytes()))
         return found
 
     async def keep_writing(self) -> None:
-        """For as long as the worker runs (cancelled at shutdown, after a last write)."""
+        """For as long as the worker runs (cancelled at shutdown, after a last write); the first
+        write at once, so a worker just started counts among those running."""
         try:
             while True:
-                await asyncio.sleep(SNAPSHOT_SECONDS)
                 try:
                     await asyncio.to_thread(self.write)
                 except OSError as exc:
                     log.warning("cannot write this worker's metrics: %s", exc)
+                await asyncio.sleep(SNAPSHOT_SECONDS)
         finally:
             with contextlib.suppress(OSError):
                 self.write()
+
+
+def server_snapshot(counters: Iterable[Reading]) -> dict[str, Any]:
+    """A snapshot of the `serve` process: counters only; it is no worker."""
+    return {
+        "pid": os.getpid(),
+        "role": "server",
+        "requests": [],
+        "latency": [],
+        "counters": [[name, list(labels), value] for name, labels, value in counters],
+        "gauges": [],
+    }
 
 
 def process_alive(pid: int) -> bool:
@@ -195,7 +215,7 @@ def exposition(snapshots: list[dict[str, Any]]) -> str:
         for name, labels, value in snap["counters"]:
             family = counters.setdefault(name, {})
             family[tuple(labels)] = family.get(tuple(labels), 0) + value
-        if process_alive(int(snap["pid"])):
+        if snap.get("role") != "server" and process_alive(int(snap["pid"])):
             live += 1
             for name, labels, value in snap["gauges"]:
                 family = gauges.setdefault(name, {})
@@ -227,6 +247,8 @@ def exposition(snapshots: list[dict[str, Any]]) -> str:
             continue
         family = counters.get(name) or gauges.get(name) or {}
         names = head(name)
+        if not family and not names:
+            family = {(): 0}  # nothing counted yet, or no worker has it: zero, not absent
         for labels, value in sorted(family.items()):
             lines.append(f"{name}{_labels(names, labels)} {_number(value)}")
     return "\n".join(lines) + "\n"

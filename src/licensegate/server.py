@@ -7,13 +7,27 @@ be classified as HTTP/1 or HTTP/2, so the service speaks HTTP/1.1 only (clients 
 API do; a TLS proxy in front may still offer HTTP/2 to them). The body timeout is enforced by
 the application (`app.BodyDeadline`). Each open connection holds one of a worker's
 `worker_connections` places and one file descriptor.
+
+A worker that dies (killed by the kernel's out-of-memory killer, a crash) is replaced by a new one
+while the others keep answering (Granian's `respawn_failed_workers`); each replacement is said on
+stderr and counted in `/metrics` (`licensegate_worker_restarts_total`, through a file in the run's
+metrics folder, `metrics.SERVER_FILE`). Granian gives up, and `serve` exits with status 1, when a
+worker dies again within 5.5 s of being replaced (a crash loop: a service manager's restart is
+then the better remedy).
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import signal
 import sys
+from pathlib import Path
+from typing import Any
 
+import orjson
+
+from licensegate import metrics
 from licensegate.config import Settings
 
 # Files a worker opens besides client connections: the database and its log, lock and shared-memory
@@ -40,10 +54,70 @@ def connections_per_worker(settings: Settings, open_files: int) -> int:
     return max(16, min(settings.worker_connections, budget))
 
 
+def how_it_ended(exitcode: int | None) -> str:
+    """A dead process's end in words, from `multiprocessing`'s exit code (negative: a signal)."""
+    if exitcode is None:
+        return "ended"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"was killed by {name}"
+    return f"exited with status {exitcode}"
+
+
+class Restarts:
+    """The workers this `serve` replaced, written where every worker's `/metrics` reads them."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.count = 0
+
+    def record(self, number: int, old_pid: int | None, exitcode: int | None, new_pid: int | None) -> None:
+        self.count += 1
+        print(
+            f"licensegate: worker-{number} (pid {old_pid}) {how_it_ended(exitcode)}; "
+            f"started worker-{number} again (pid {new_pid})",
+            file=sys.stderr,
+            flush=True,
+        )
+        if self.folder is None:
+            return
+        snapshot = metrics.server_snapshot([("licensegate_worker_restarts_total", (), float(self.count))])
+        path = self.folder / metrics.SERVER_FILE
+        temporary = path.with_suffix(".tmp")
+        try:
+            temporary.write_bytes(orjson.dumps(snapshot))
+            os.replace(temporary, path)
+        except OSError as exc:
+            print(f"licensegate: cannot write the count of worker restarts: {exc}", file=sys.stderr)
+
+
+def supervising_server(restarts: Restarts) -> Any:
+    """Granian's server class, telling `restarts` of each worker it replaces after its death."""
+    # The process-based server (what `granian.server.Server` is on a Python with the GIL): its
+    # workers are processes, which is what a killed worker means here.
+    from granian.server.mp import MPServer
+
+    class Supervising(MPServer):
+        def _respawn_workers(self, workers: list[int], *args: Any, **kwargs: Any) -> None:
+            # Granian also respawns live workers (a reload); only the dead ones are counted.
+            dead = {
+                idx: (self.wrks[idx].inner.pid, self.wrks[idx].inner.exitcode)
+                for idx in workers
+                if not self.wrks[idx].inner.is_alive()
+            }
+            super()._respawn_workers(workers, *args, **kwargs)
+            for idx, (pid, exitcode) in dead.items():
+                restarts.record(idx + 1, pid, exitcode, self.wrks[idx].inner.pid)
+
+    return Supervising
+
+
 def run(settings: Settings) -> None:
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
-    from granian.server import Server
 
     open_files = raise_open_file_limit()
     connections = connections_per_worker(settings, open_files)
@@ -54,7 +128,8 @@ def run(settings: Settings) -> None:
             f"{open_files} (raise it with `ulimit -n` or LimitNOFILE=)",
             file=sys.stderr,
         )
-    Server(
+    server_class = supervising_server(Restarts(metrics.run_folder()))
+    server_class(
         "licensegate.app:create_app",
         address=settings.host,
         port=settings.port,
@@ -62,10 +137,11 @@ def run(settings: Settings) -> None:
         workers=settings.workers,
         loop=Loops.uvloop,
         factory=True,
-        log_level=settings.log_level,  # type: ignore[arg-type]
+        log_level=settings.log_level,
         log_access=False,
         http=HTTPModes.http1,
         http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout * 1000, keep_alive=True),
         backlog=settings.backlog,
         backpressure=connections,
+        respawn_failed_workers=True,
     ).serve()
