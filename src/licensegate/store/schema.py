@@ -300,6 +300,28 @@ team_invitations = sa.Table(
     sa.Index(None, "account_id"),
 )
 
+# Imports from KeyAuth started on the dashboard: the state a page shows after a reload, and what
+# lets another worker take over a read whose worker stopped (`updated_at` goes stale). The seller
+# key is sealed; the read's checkpoint and uploaded files live in the job's folder.
+keyauth_imports = sa.Table(
+    "keyauth_imports",
+    metadata,
+    _pk(),
+    _ref("accounts"),
+    _text("source", nullable=False),  # seller, files, dump
+    _text("state", nullable=False),  # reading, read, importing, done, failed
+    _int("done", 0),
+    sa.Column("total", sa.Integer, nullable=True),
+    _text("stage"),  # the importer's latest step, shown while it runs
+    _text("sellerkey_sealed"),
+    _text("options", default="{}"),  # JSON: API address, app identity, ...
+    _text("report"),  # JSON: the dry-run report, then the import's
+    _text("error"),
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.Index(None, "account_id", "id"),
+)
+
 # One-time links that let someone create an account (the first-run owner); only digests kept.
 setup_links = sa.Table(
     "setup_links",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,8 @@ REQUEST_TIMEOUT = 300.0
 MAX_RATE_LIMITED = 8  # 429s in a row before giving up (the checkpoint stays for --resume)
 TRANSIENT_DELAYS = (1.0, 4.0)  # waits before asking again after a 5xx or a broken connection
 
-Progress = Callable[[int, int | None, str], None]  # steps done, steps in all (once known), step
+# Told after every step: steps done, steps in all (once known), the step.
+Progress = Callable[[int, int | None, str], Awaitable[None]]
 
 
 class SellerApiError(Exception):
@@ -113,7 +114,7 @@ class SellerApiReader:
             if step not in self.checkpoint.done:
                 self.checkpoint.record(step, await self._ask(step, {}))
             done += 1
-            self._report(done, None, step)
+            await self._report(done, None, step)
         names = self._usernames()
         total = len(lists) + len(names)
         for name in names:
@@ -121,7 +122,7 @@ class SellerApiReader:
             if step not in self.checkpoint.done:
                 self.checkpoint.record(step, await self._ask(step, {"user": name}), user=name)
             done += 1
-            self._report(done, total, step)
+            await self._report(done, total, step)
         return ReadStats(self._requests, self._rate_limited, resumed)
 
     def _usernames(self) -> list[str]:
@@ -132,9 +133,9 @@ class SellerApiReader:
             ]
         return names
 
-    def _report(self, done: int, total: int | None, step: str) -> None:
+    async def _report(self, done: int, total: int | None, step: str) -> None:
         if self.progress is not None:
-            self.progress(done, total, step)
+            await self.progress(done, total, step)
 
     def _url(self, kind: str, params: dict[str, str]) -> str:
         query = urllib.parse.urlencode({"sellerkey": self.seller_key, "type": kind, **params})
