@@ -75,6 +75,28 @@ class Answer:
     def __getitem__(self, name: str) -> Any:
         return self.body[name]
 
+    @property
+    def entitlements(self) -> list[Entitlement]:
+        """The entitlements a login, Upgrade or Get Entitlements answered (none otherwise)."""
+        return [
+            Entitlement(str(item["code"]), str(item.get("name", "")), dict(item.get("metadata") or {}))
+            for item in self.body.get("entitlements") or ()
+            if isinstance(item, dict) and "code" in item
+        ]
+
+    def has(self, code: str) -> bool:
+        """Whether the answer grants the entitlement `code`."""
+        return any(item.code == code for item in self.entitlements)
+
+
+@dataclass(frozen=True)
+class Entitlement:
+    """A named feature the user may use (metadata only from Get Entitlements and license files)."""
+
+    code: str
+    name: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
 
 def verify_answer(
     raw: bytes,
@@ -238,6 +260,10 @@ class Client:
 
     async def upgrade(self, username: str, key: str) -> Answer:
         return await self.call("upgrade", username=username, key=key)
+
+    async def entitlements(self) -> Answer:
+        """Get Entitlements: the logged-in user's, with their metadata (`answer.entitlements`)."""
+        return await self.call("entitlements")
 
     async def forgot(self, username: str, email: str) -> Answer:
         return await self.call("forgot", username=username, email=email)

@@ -161,7 +161,7 @@ async def test_upgrade_grants_the_key_subscriptions_in_the_documented_shape(
     await seller.ok("addsub", name="pro-tools", level="2")
     key = await new_key(seller, days=10, level="2")
     body = await app.ok("upgrade", username="gus", key=key)
-    assert list(body) == ["success", "code", "message", "users", "nonce", "ownerid"]
+    assert list(body) == ["success", "code", "message", "users", "entitlements", "nonce", "ownerid"]
     assert body["users"] == [{"name": "pro"}, {"name": "pro-tools"}]
     subs = (await seller.ok("usersubs", user="gus"))["subscriptions"]
     assert {s["subscription"]: int(s["expiry"]) for s in subs} == {

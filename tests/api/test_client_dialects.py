@@ -319,3 +319,20 @@ async def test_unknown_paths_and_methods_carry_the_envelope_of_their_dialect(
         assert body["ownerid"] == app.seller.ownerid
         nonces.add(body["nonce"])
     assert len(nonces) == len(calls)
+
+
+async def test_entitlements_on_every_dialect(app: App, dialect: lg.Dialect) -> None:
+    """The login's added field and Get Entitlements, read through `licensegate.client`."""
+    await app.seller.ok("addentitlement", code="export", name="Export", metadata='{"seats": 5}')
+    await app.seller.ok("attachentitlement", code="export", sub="default")
+    key = await app.key()
+    program = app.client(dialect)
+    await program.init()
+    login = await program.license(key, hwid=HWID)
+    assert login.success, login.body
+    assert login.entitlements == [lg.Entitlement("export", "Export")]
+    assert login.has("export")
+    assert not login.has("import")
+    listed = await program.entitlements()
+    assert listed.success, listed.body
+    assert listed.entitlements == [lg.Entitlement("export", "Export", {"seats": 5})]

@@ -775,6 +775,39 @@ SUBSCRIPTION_EXISTS = E(
     "A subscription with this name already exists.",
 )
 
+# --- entitlements ------------------------------------------------------------------------------
+
+ENTITLEMENT_NOT_FOUND = E(
+    "entitlement_not_found",
+    "not_found",
+    "No entitlement with the code '{code}' exists.",
+    "No entitlement of this application has this code.",
+)
+ENTITLEMENT_EXISTS = E(
+    "entitlement_exists",
+    "conflict",
+    "An entitlement with the code '{code}' already exists.",
+    "An entitlement with this code already exists in the application.",
+)
+INVALID_ENTITLEMENT_CODE = E(
+    "invalid_entitlement_code",
+    "invalid",
+    "An entitlement code is 1 to 64 letters, digits, '.', '_', ':' or '-'.",
+    "The entitlement code has characters other than ASCII letters, digits, `.`, `_`, `:` and `-`.",
+)
+INVALID_METADATA = E(
+    "invalid_metadata",
+    "invalid",
+    "Metadata must be a JSON object of at most {maximum} bytes.",
+    "An entitlement's `metadata` is not a JSON object, or is longer than 16 KB.",
+)
+ENTITLEMENT_TARGET = E(
+    "entitlement_target",
+    "invalid",
+    "Name exactly one of 'sub', 'key' or 'user'.",
+    "Attach or detach named none, or more than one, of a subscription, a key and a user.",
+)
+
 # --- variables ---------------------------------------------------------------------------------
 
 VARIABLE_NOT_FOUND = E(

@@ -491,6 +491,39 @@ user_subscriptions = sa.Table(
     sa.Index("ix_user_subscriptions_expiry", "subscription_id", "expires_at", "user_id"),
 )
 
+# Named features (issue 21): attached to subscriptions (every live grant of one gives them) and,
+# as extras, to single keys and users. `metadata` is the seller's JSON text (at most 16 KB).
+entitlements = sa.Table(
+    "entitlements",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("code", nullable=False),
+    _text("name", nullable=False),
+    _text("metadata"),
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.UniqueConstraint("app_id", "code"),
+)
+
+
+def _attached(table: str, owner: str, column: str) -> sa.Table:
+    """One kind of attachment: (owner row, entitlement), each once."""
+    return sa.Table(
+        table,
+        metadata,
+        _ref(owner, name=column),
+        _ref("entitlements"),
+        _time("created_at", nullable=False),
+        sa.PrimaryKeyConstraint(column, "entitlement_id"),
+        sa.Index(None, "entitlement_id"),
+    )
+
+
+subscription_entitlements = _attached("subscription_entitlements", "subscriptions", "subscription_id")
+key_entitlements = _attached("key_entitlements", "license_keys", "key_id")
+user_entitlements = _attached("user_entitlements", "users", "user_id")
+
 tokens = sa.Table(
     "tokens",
     metadata,

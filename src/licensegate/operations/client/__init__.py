@@ -16,6 +16,7 @@ from licensegate.operations.client import (  # noqa: F401  (importing registers 
     tamper,
     sessions,
     webhooks,
+    entitlements,
 )
 
 # isort: on

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from licensegate.domain import errorcodes, lockout, logins, panel
 from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
+from licensegate.operations.client import entitlements
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -101,7 +102,7 @@ async def _sign_in(
             msg=msg,
             now=call.now(),
         )
-        return {"message": msg("loggedInMsg"), "info": login.info}
+        return await _answer(call, msg, login)
     who = (call.db, call.services.passwords, call.services.secrets, call.app, _client(call))
     password = call.args.text("pass")
     if way == "register":
@@ -115,7 +116,16 @@ async def _sign_in(
         login = await logins.login(
             *who, username=username, password=password, otp_code=code, msg=msg, now=call.now(), guard=guard
         )
-    return {"message": msg("loggedInMsg"), "info": login.info}
+    return await _answer(call, msg, login)
+
+
+async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[str, Any]:
+    """A login's answer: the user, and (a field KeyAuth's libraries ignore) their entitlements."""
+    return {
+        "message": msg("loggedInMsg"),
+        "info": login.info,
+        "entitlements": await entitlements.of_user(call, login.user_id),
+    }
 
 
 @registry.operation(
@@ -124,7 +134,7 @@ async def _sign_in(
     summary="register",
     requires="session",
     params=[USERNAME, PASSWORD, KEY, HWID, Param("email", max_length=254, doc="for Forgot Password")],
-    returns={"info": INFO},
+    returns={"info": INFO, "entitlements": entitlements.BRIEF},
     pinned=False,  # hashes the password
 )
 async def register(call: ClientCall) -> dict[str, Any]:
@@ -142,7 +152,7 @@ async def register(call: ClientCall) -> dict[str, Any]:
     summary="Login",
     requires="session",
     params=[USERNAME, LOGIN_PASSWORD, HWID, CODE, *CLIENT_DETAILS],
-    returns={"info": INFO},
+    returns={"info": INFO, "entitlements": entitlements.BRIEF},
     pinned=False,  # verifies the password
 )
 async def login(call: ClientCall) -> dict[str, Any]:
@@ -174,7 +184,7 @@ async def login(call: ClientCall) -> dict[str, Any]:
     requires="session",
     params=[KEY, HWID, CODE, *CLIENT_DETAILS],
     statuses=frozenset({200, 400, 401, 403, 500}),
-    returns={"info": INFO + "; `username` is the license key"},
+    returns={"info": INFO + "; `username` is the license key", "entitlements": entitlements.BRIEF},
 )
 async def license_login(call: ClientCall) -> dict[str, Any]:
     """Log in with a license key alone. The first use of an unused key creates the user named by
@@ -202,7 +212,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
         await call.failed_attempt()
         raise
     _count(call, "success")
-    return {"message": msg("loggedInMsg"), "info": result.info}
+    return await _answer(call, msg, result)
 
 
 @registry.operation(
@@ -212,7 +222,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
     requires="session",
     params=[USERNAME, KEY],
     statuses=frozenset({200, 400, 401, 403, 404, 429, 500}),
-    returns={"users": "[{name}]: the subscriptions granted"},
+    returns={"users": "[{name}]: the subscriptions granted", "entitlements": entitlements.BRIEF},
 )
 async def upgrade(call: ClientCall) -> dict[str, Any]:
     """Redeem an unused key onto an existing user: every subscription of the key's level is
@@ -223,4 +233,6 @@ async def upgrade(call: ClientCall) -> dict[str, Any]:
     names = await logins.upgrade(
         call.db, call.app, username=username, key=call.args.text("key"), msg=msg, now=call.now()
     )
-    return {"message": msg("upgraded"), "users": [{"name": name} for name in names]}
+    account = await logins.find_account(call.db, call.app, username)
+    granted = [] if account is None else await entitlements.of_user(call, account.user["user_id"])
+    return {"message": msg("upgraded"), "users": [{"name": name} for name in names], "entitlements": granted}

@@ -24,6 +24,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     appkeys,
     loader,
     tokens,
+    entitlements,
 )
 
 # isort: on

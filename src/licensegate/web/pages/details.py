@@ -20,6 +20,7 @@ from licensegate.domain.errors import Refusal
 from licensegate.domain.permissions import Scope
 from licensegate.web import seller
 from licensegate.web.navigation import AppPage, open_app
+from licensegate.web.pages.attached_entitlements import attached
 from licensegate.web.pages.licenses import reseller_of
 from licensegate.web.pages.users import STATUS_CLASS
 from licensegate.web.visit import Visit, page
@@ -97,7 +98,10 @@ async def user_page(visit: Visit) -> Response:
     scope = _scope(visit, app)
     user = await users.by_id(visit.services.db, scope, int(visit.request.path_params["user_id"]), visit.now())
     path = app.path(f"users/{user['id']}")
-    return await _render(visit, app, "details/user.html", user["username"], path, (user["username"],), user)
+    ent = await attached(visit, app, "user", user["id"], user["username"], path)
+    return await _render(
+        visit, app, "details/user.html", user["username"], path, (user["username"],), user, ent=ent
+    )
 
 
 async def unlock(visit: Visit) -> Response:
@@ -137,6 +141,7 @@ async def key_page(visit: Visit) -> Response:
         user,
         key=key,
         may_see_user=may_see_user,
+        ent=await attached(visit, app, "key", key["id"], key["key"], path),
     )
 
 
