@@ -2,7 +2,7 @@
 single keys and users (issue 21)
 
 Revision ID: 0041
-Revises: 0035
+Revises: 0036
 Create Date: 2026-11-27 23:40:00.000000
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0041"
-down_revision = "0035"
+down_revision = "0036"
 branch_labels = None
 depends_on = None
 
