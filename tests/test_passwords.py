@@ -10,9 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from licensegate.passwords import Busy, FairPool, Passwords
+from licensegate.passwords import Busy, FairPool, Passwords, is_bcrypt, verify_bcrypt
 from licensegate.services import Services
 from tests.helpers import Seller, client_of
+from tests.imported import keyauth_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -130,3 +131,39 @@ async def test_a_login_is_refused_busy_when_the_line_is_full(
         await app.ok("login", username="gus", **{"pass": "pw"})
     finally:
         busy.close()
+
+
+def test_a_keyauth_bcrypt_hash_is_checked_as_php_made_it() -> None:
+    stored = keyauth_hash("pässword")
+    assert stored.startswith("$2y$10$")
+    assert is_bcrypt(stored)
+    assert verify_bcrypt(stored, "pässword")
+    assert not verify_bcrypt(stored, "password")
+    # KeyAuth trimmed and stripped tags before hashing, and did the same to what it checked.
+    assert verify_bcrypt(stored, " pässword<br>\t")
+    # PHP's bcrypt reads 72 bytes: a longer password was cut there when hashed, and is here.
+    long = keyauth_hash("x" * 72)
+    assert verify_bcrypt(long, "x" * 80)
+    assert not verify_bcrypt("$2y$10$not-a-hash", "x")
+    assert not is_bcrypt("$argon2id$v=19$m=64,t=1,p=1$c2FsdA$aGFzaA")
+
+
+async def test_a_bcrypt_check_runs_on_the_hashing_threads() -> None:
+    passwords = Passwords(1, 64, 1, 1)
+    try:
+        stored = keyauth_hash("pw")
+        on_loop = threading.get_ident()
+        seen: list[int] = []
+        original = passwords._verify
+
+        def spy(stored_hash: str, password: str) -> bool:
+            seen.append(threading.get_ident())
+            return original(stored_hash, password)
+
+        passwords._verify = spy  # type: ignore[method-assign]
+        assert await passwords.verify(stored, "pw")
+        assert not await passwords.verify(stored, "wrong")
+        assert seen
+        assert on_loop not in seen
+    finally:
+        passwords.close()

@@ -1,4 +1,5 @@
-"""argon2id password hashing, off the event loop on a small thread pool, shared fairly.
+"""argon2id password hashing, off the event loop on a small thread pool, shared fairly; and the
+check of the bcrypt hashes users imported from KeyAuth bring, until they are re-hashed.
 
 Verifying takes tens of milliseconds by design, so it must never run on the loop (it would stall
 every other request of the worker) nor inside a database transaction. The few threads are shared
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import secrets
 import time
 from collections import deque
@@ -20,6 +22,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+import bcrypt
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
@@ -27,6 +30,39 @@ from licensegate.domain import errorcodes
 from licensegate.domain.errors import RateLimited
 
 T = TypeVar("T")
+
+# KeyAuth's hashes (PHP's password_hash: `$2y$`, which is `$2b$` by another name), kept by users
+# imported from it until their first successful check re-hashes them with argon2id.
+BCRYPT_PREFIXES = ("$2y$", "$2a$", "$2b$")
+# PHP's bcrypt reads at most 72 bytes of a password; so did KeyAuth when it made the hash.
+_BCRYPT_MAX_BYTES = 72
+_TAG = re.compile(r"<[^>]*(?:>|$)", re.DOTALL)  # a tag, or an unclosed one to the end, as strip_tags
+
+
+def is_bcrypt(stored_hash: str) -> bool:
+    return stored_hash.startswith(BCRYPT_PREFIXES)
+
+
+def keyauth_cleaned(password: str) -> str:
+    """The password as KeyAuth's input cleaning left it before hashing: trimmed, tags stripped."""
+    return _TAG.sub("", password.strip(" \t\n\r\0\x0b"))
+
+
+def _bcrypt_matches(stored_hash: str, password: str) -> bool:
+    try:
+        return bcrypt.checkpw(password.encode()[:_BCRYPT_MAX_BYTES], stored_hash.encode())
+    except ValueError:  # not a hash bcrypt can read
+        return False
+
+
+def verify_bcrypt(stored_hash: str, password: str) -> bool:
+    """A KeyAuth user's password against their bcrypt hash. KeyAuth hashed and checked the
+    password after trimming it and stripping tags, so a password it accepted with extra spaces
+    (or a tag) is accepted here too: the cleaned form is tried when it differs."""
+    if _bcrypt_matches(stored_hash, password):
+        return True
+    cleaned = keyauth_cleaned(password)
+    return cleaned != password and _bcrypt_matches(stored_hash, cleaned)
 
 
 class Busy(RateLimited):
@@ -189,9 +225,12 @@ class Passwords:
         return await self._pool.run(queue, self._hasher.hash, password)
 
     async def verify(self, stored_hash: str, password: str, *, queue: Hashable = None) -> bool:
+        """argon2id, or a KeyAuth bcrypt hash (`is_bcrypt`): the caller re-hashes that one."""
         return await self._pool.run(queue, self._verify, stored_hash, password)
 
     def _verify(self, stored_hash: str, password: str) -> bool:
+        if is_bcrypt(stored_hash):
+            return verify_bcrypt(stored_hash, password)
         try:
             return self._hasher.verify(stored_hash, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):

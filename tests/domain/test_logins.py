@@ -9,7 +9,7 @@ import pytest
 
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import Refusal
-from licensegate.domain.logins import check_hwid, hwid_to_bind, running_grants
+from licensegate.domain.logins import account_of, check_hwid, hwid_to_bind, running_grants
 from licensegate.domain.messages import Messages
 from licensegate.store.logins import GrantRow
 
@@ -154,3 +154,33 @@ def test_running_and_frozen_grants_side_by_side() -> None:
     entries, frozen = running_grants([grant(NOW + 1, paused_at=NOW), grant(NOW + 60)], APP, NOW)
     assert [e["timeleft"] for e in entries] == [60]
     assert frozen is True
+
+
+def test_an_appended_keyauth_hwid_string_admits_the_hwids_it_contains_and_takes_one_place() -> None:
+    held, appended = ["pc-1pc-2"], ("pc-1pc-2",)
+    app = APP._replace(max_hwids=2)
+    for hwid in ("pc-1", "pc-2", "pc-1pc-2"):
+        assert hwid_to_bind(app, True, held, hwid, msg, appended) is None
+    assert hwid_to_bind(app, True, held, "pc-3", msg, appended) == "pc-3"  # the second place
+    with refused("hwid_mismatch", msg("hwidmismatch")):
+        hwid_to_bind(app._replace(max_hwids=1), True, held, "pc-3", msg, appended)
+    with refused("hwid_mismatch", msg("hwidmismatch")):
+        hwid_to_bind(app._replace(max_hwids=1), True, held, "pc-1", msg)  # not appended: matched exactly
+
+
+def test_an_account_tells_appended_hwid_strings_from_the_others() -> None:
+    row: dict[str, Any] = {"user_id": 1, "hwids": '["pc-9", ["pc-1pc-2"]]', "expires_at": None}
+    account = account_of([row])  # type: ignore[list-item]
+    assert account is not None
+    assert (account.hwids, account.appended) == (["pc-9", "pc-1pc-2"], ("pc-1pc-2",))
+    assert [account.holds(hwid) for hwid in ("pc-9", "pc-2", "pc-1pc-2", "pc-3", None)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    row["hwids"] = '["pc-1pc-2"]'
+    plain = account_of([row])  # type: ignore[list-item]
+    assert plain is not None
+    assert (plain.appended, plain.holds("pc-1")) == ((), False)

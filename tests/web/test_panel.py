@@ -18,6 +18,8 @@ from licensegate.domain import totp
 from licensegate.services import Services
 from licensegate.store import users as user_store
 from tests.helpers import Client, make_user
+from tests.imported import PASSWORD as IMPORTED_PASSWORD
+from tests.imported import insert_user, keyauth_hash
 from tests.web.pages import Dashboard, Shop, browser, make_shop, seller_op, text_of
 
 pytestmark = pytest.mark.anyio
@@ -126,6 +128,22 @@ async def test_sign_in_with_the_applications_username_and_password(services: Ser
         await sign_in(page, shop)
         await seller_op(services, shop, "updatesettings", customerpanel="0")
         assert (await page.get(panel(shop))).status_code == 404
+
+
+async def test_a_user_imported_from_keyauth_signs_in_with_their_bcrypt_password(services: Services) -> None:
+    shop, _kim = await a_shop_with_a_panel(services)
+    lee = await insert_user(services.db, shop.app_id, password_hash=keyauth_hash(IMPORTED_PASSWORD))
+    await seller_op(services, shop, "extend", user="lee", sub="default", expiry="30")
+    async with browser(services) as page:
+        wrong = await sign_in(page, shop, "lee", "not it")
+        assert wrong.status_code == 403
+        assert await services.db.fetch_value("SELECT failed_logins FROM users WHERE id = ?", lee) == 1
+        signed = await sign_in(page, shop, "lee", IMPORTED_PASSWORD)
+        assert signed.status_code == 200
+        assert "You are signed in." in text_of(signed.text)
+        assert "Computers your account is bound to: 1." in text_of(signed.text)  # the appended string
+    rehashed = await services.db.fetch_value("SELECT password_hash FROM users WHERE id = ?", lee)
+    assert rehashed.startswith("$argon2id$")
 
 
 async def test_a_banned_user_cannot_sign_in_and_a_ban_ends_the_panel_session(services: Services) -> None:

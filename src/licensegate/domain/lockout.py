@@ -51,15 +51,14 @@ class Guard:
     policy: Policy
     limiter: RateLimiter
 
-    async def refuse_locked(
-        self, user: UserRow, hwids: list[str], hwid: str | None, ip: str, msg: Messages, now: int
-    ) -> None:
+    async def refuse_locked(self, user: UserRow, own_device: bool, ip: str, msg: Messages, now: int) -> None:
         """Refuse (429 `rate_limited`, `Retry-After` to the lock's end) while the user is locked,
-        unless the attempt comes from one of their HWIDs or their last login's address."""
+        unless the attempt comes from one of their devices (`own_device`: its HWID is one of
+        theirs) or their last login's address."""
         until = user["locked_until"]
         if until is None or until <= now:
             return
-        if (hwid is not None and hwid in hwids) or (user["last_ip"] is not None and user["last_ip"] == ip):
+        if own_device or (user["last_ip"] is not None and user["last_ip"] == ip):
             return
         raise RateLimited(until - now, msg("ratelimited"))
 

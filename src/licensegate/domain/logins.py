@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 
 import orjson
 
-from licensegate.domain import blacklists, errorcodes, lockout, tokens, totp
+from licensegate.domain import blacklists, errorcodes, lockout, passwordcheck, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
@@ -48,11 +48,21 @@ class Client:
 
 @dataclass(frozen=True, slots=True)
 class Account:
-    """A user as a login sees them: their own columns, their HWIDs and their grants."""
+    """A user as a login sees them: their own columns, their HWIDs and their grants. `appended`:
+    those of the HWIDs that are a KeyAuth user's appended HWID string (every HWID KeyAuth
+    appended, with no separator), which a device matches by being contained in it."""
 
     user: UserRow
     hwids: list[str]
     grants: list[GrantRow]
+    appended: tuple[str, ...] = ()
+
+    def holds(self, hwid: str | None) -> bool:
+        """Whether the device is one of the user's: its HWID is one of theirs, or contained in an
+        appended HWID string (as KeyAuth matched it)."""
+        if hwid is None:
+            return False
+        return hwid in self.hwids or any(hwid in string for string in self.appended)
 
 
 def account_of(rows: Sequence[AccountRow]) -> Account | None:
@@ -61,7 +71,12 @@ def account_of(rows: Sequence[AccountRow]) -> Account | None:
         return None
     first = rows[0]
     grants = cast("list[GrantRow]", [row for row in rows if row["expires_at"] is not None])
-    return Account(first, orjson.loads(first["hwids"]), grants)
+    hwids: list[str | list[str]] = orjson.loads(first["hwids"])
+    if all(isinstance(hwid, str) for hwid in hwids):
+        return Account(first, cast("list[str]", hwids), grants)
+    appended = tuple(hwid[0] for hwid in hwids if isinstance(hwid, list))
+    plain = [hwid[0] if isinstance(hwid, list) else hwid for hwid in hwids]
+    return Account(first, plain, grants, appended)
 
 
 class LastLogin(TypedDict):
@@ -92,18 +107,25 @@ def check_hwid(app: ClientApp, hwid: str | None, msg: Messages) -> None:
 
 
 def hwid_to_bind(
-    app: ClientApp, user_locked: bool, held: list[str], hwid: str | None, msg: Messages
+    app: ClientApp,
+    user_locked: bool,
+    held: list[str],
+    hwid: str | None,
+    msg: Messages,
+    appended: Sequence[str] = (),
 ) -> str | None:
     """Whether a device may log in as a user who holds the HWIDs `held`, and the HWID to bind to
     the user now (None: nothing to bind). Only a user locked in an application that locks HWIDs
-    is held to their devices; a new device takes a free place, if the user has one."""
+    is held to their devices; a new device takes a free place, if the user has one. A KeyAuth
+    appended HWID string (in `held` and `appended`) takes one place and admits every device whose
+    HWID it contains."""
     if not (app.hwid_lock and user_locked):
         return None
     if hwid is None:
         if held:
             raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
         return None
-    if hwid in held:
+    if hwid in held or any(hwid in string for string in appended):
         return None
     if len(held) >= app.max_hwids:
         raise errorcodes.HWID_MISMATCH(msg("hwidmismatch") if held else msg("hwidlimit"))
@@ -181,14 +203,16 @@ async def admit(
         await consume_otp(db, box, user_id, user["otp_secret"], otp_code, msg, now)
 
     held = account.hwids
-    bind = hwid_to_bind(app, bool(user["user_hwid_lock"]), held, client.hwid, msg)
+    bind = hwid_to_bind(app, bool(user["user_hwid_lock"]), held, client.hwid, msg, account.appended)
     entries, frozen = running_grants(account.grants, app, now)
     if not entries:
         if frozen:
             raise errorcodes.SUBSCRIPTION_PAUSED(msg("pausedsub"))
         raise errorcodes.NO_ACTIVE_SUBSCRIPTION(msg("noactivesubs"))
 
-    if bind is None and not _login_to_record(user, client, now):
+    # An appended HWID string presented whole is one device's HWID: it becomes an ordinary one.
+    settle = client.hwid is not None and client.hwid in account.appended
+    if bind is None and not settle and not _login_to_record(user, client, now):
         # The common case: only the session changes, one statement, no transaction around it.
         await _validate(db, app.id, user_id, client, credential, msg)
     else:
@@ -197,6 +221,8 @@ async def admit(
                 await store.lock_user(tx, user_id)
                 if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
                     raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
+            if settle and client.hwid is not None:
+                await store.settle_hwid(tx, user_id, client.hwid)
             await _log_in(tx, app.id, user, client, credential, now, msg)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
@@ -281,14 +307,14 @@ async def login(
         await guard.unknown_failed(app.id, username)
         raise refused
     user = account.user
-    await guard.refuse_locked(user, account.hwids, client.hwid, client.ip, msg, now)
+    await guard.refuse_locked(user, account.holds(client.hwid), client.ip, msg, now)
     stored: str | None = user["password_hash"]
     if stored is None:
         if user["created_by"] == LICENSE_USER:
             raise refused  # made by a License Login: it signs in with its key
         # Created without a password (seller API `adduser`): the first login sets it.
         await store.set_first_password(db, user["user_id"], await passwords.hash(password, queue=app.id))
-    elif not await passwords.verify(stored, password, queue=app.id):
+    elif not await passwordcheck.matches(db, passwords, user["user_id"], stored, password, queue=app.id):
         await guard.failed(db, user, now)
         raise refused
     await guard.succeeded(db, user)
@@ -445,7 +471,7 @@ async def license_login(
             # Redeemed meanwhile: by this same device (a double click, a retry while the first
             # login was in flight), that login stands for this one too; by another, refused.
             key_row, account = await _usable_key(db, app, key, msg)
-            if account is None or client.hwid is None or client.hwid not in account.hwids:
+            if account is None or not account.holds(client.hwid):
                 raise
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))

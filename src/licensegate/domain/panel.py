@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate import ids
-from licensegate.domain import apps, errorcodes, lockout, logins
+from licensegate.domain import apps, errorcodes, lockout, logins, passwordcheck
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.sessions import LICENSE_USER
@@ -122,13 +122,15 @@ async def sign_in(
         await guard.unknown_failed(panel.id, username)
         raise refused
     user = account.user
-    await guard.refuse_locked(user, account.hwids, None, ip, msg, now)
+    await guard.refuse_locked(user, False, ip, msg, now)
     stored = user["password_hash"]
     if stored is None or user["created_by"] == LICENSE_USER:
         # No password yet (the program's first Login sets it) or a key's user: nothing to check.
         await passwords.verify(passwords.dummy_hash, password, queue=panel.id)
         raise refused
-    if not await passwords.verify(stored, password[:MAX_PASSWORD], queue=panel.id):
+    if not await passwordcheck.matches(
+        db, passwords, user["user_id"], stored, password[:MAX_PASSWORD], queue=panel.id
+    ):
         await guard.failed(db, user, now)
         raise refused
     await guard.succeeded(db, user)

@@ -1,11 +1,14 @@
 """Forgot Password: a single-use link, valid for an hour, sent by e-mail to the address the user
-registered with; the page behind it sets a new password.
+registered with; the page behind it sets a new password. A user imported from KeyAuth, whose
+address only KeyAuth's SHA-1 of it tells, is matched by hashing the address given (which then
+becomes their address).
 
 The answer to a request is the same whether or not the username and address match an account,
 so the operation cannot be used to learn who has an account or which address they use."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 from licensegate import ids
@@ -24,22 +27,34 @@ MAX_PASSWORD = 256
 PATH = "/reset-password"
 
 
+def keyauth_email_sha1(address: str) -> str:
+    """An address as KeyAuth keeps it (and a user imported from it is matched by): the SHA-1 hex
+    of the lower-cased address."""
+    return hashlib.sha1(address.lower().encode(), usedforsecurity=False).hexdigest()
+
+
 async def request(
     db: Database, mailer: Mailer, app: ClientApp, *, username: str, email: str, public_url: str, now: int
 ) -> None:
     if not mailer.configured:
         raise errorcodes.EMAIL_NOT_CONFIGURED()
     key = users.lookup_key(username, case_insensitive=app.case_insensitive_usernames)
-    user = await store.user_with_email(db, app.id, key, email.strip().lower())
+    address = email.strip()
+    sha1 = keyauth_email_sha1(address)
+    user = await store.user_with_email(db, app.id, key, address.lower(), sha1)
     if user is None:
         return
+    to = user["email"]
+    if to is None:  # imported from KeyAuth, matched by the SHA-1: now the address is known
+        to = address
+        await store.learn_email(db, user["id"], address, sha1)
     token = secrets.token_urlsafe(32)
     await store.insert(
         db, user_id=user["id"], token_hash=ids.digest(token), now=now, expires_at=now + LINK_SECONDS
     )
     link = f"{public_url}{PATH}?token={token}"
     mailer.send_later(
-        user["email"],
+        to,
         f"Reset your {app.name} password",
         f"Someone asked to reset the password of the account '{user['username']}' of {app.name}.\n\n"
         f"To choose a new password, open this link within the next hour:\n\n{link}\n\n"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from licensegate.domain import errorcodes, subscriptions, team, tokens
+from licensegate.domain import errorcodes, passwordcheck, subscriptions, team, tokens
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.paging import Page, PageRequest, Position, finish
@@ -315,7 +315,7 @@ async def verify(
     stored: str | None = user["password_hash"]
     if stored is None:
         raise errorcodes.PASSWORD_NOT_SET(username=username)
-    if not await passwords.verify(stored, password, queue=scope.app_id):
+    if not await passwordcheck.matches(db, passwords, user["id"], stored, password, queue=scope.app_id):
         raise errorcodes.PASSWORD_MISMATCH()
 
 

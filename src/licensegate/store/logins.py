@@ -13,10 +13,13 @@ _USER_COLUMNS = (
     "u.last_login_at, u.last_ip, u.failed_logins, u.locked_until, u.lockouts"
 )
 # The user's HWIDs as a JSON array, oldest first: the one expression the two databases spell apart.
+# An appended HWID string (imported from KeyAuth, matched by containment) comes as a one-element
+# array in it, so telling the two apart costs nothing more than a CASE.
 _HWIDS = {
-    "sqlite": "(SELECT json_group_array(hwid) FROM "
-    "(SELECT hwid FROM user_hwids WHERE user_id = u.id ORDER BY id))",
-    "postgresql": "(SELECT json_agg(hwid ORDER BY id) FROM user_hwids WHERE user_id = u.id)",
+    "sqlite": "(SELECT json_group_array(CASE WHEN appended = 1 THEN json_array(hwid) ELSE hwid END) "
+    "FROM (SELECT hwid, appended FROM user_hwids WHERE user_id = u.id ORDER BY id))",
+    "postgresql": "(SELECT json_agg(CASE WHEN appended = 1 THEN json_build_array(hwid) "
+    "ELSE to_json(hwid) END ORDER BY id) FROM user_hwids WHERE user_id = u.id)",
 }
 # One row per grant of the user (a single row of NULL grant columns when they have none).
 _GRANT_COLUMNS = (
@@ -30,7 +33,8 @@ _GRANT_JOINS = (
 
 
 class UserRow(TypedDict):
-    """A user as a login reads them (`_USER_COLUMNS`) with their HWIDs (`hwids`, a JSON array)."""
+    """A user as a login reads them (`_USER_COLUMNS`) with their HWIDs (`hwids`, a JSON array whose
+    appended HWID strings are one-element arrays)."""
 
     user_id: int
     username: str
@@ -154,6 +158,14 @@ async def bind_hwid(db: Executor, user_id: int, hwid: str, max_hwids: int, now: 
         max_hwids,
     )
     return added == 1
+
+
+async def settle_hwid(db: Executor, user_id: int, hwid: str) -> None:
+    """An appended HWID string that a device presented whole is that one device's HWID: from now
+    on it is matched exactly, as every other."""
+    await db.execute(
+        "UPDATE user_hwids SET appended = 0 WHERE user_id = ? AND hwid = ? AND appended = 1", user_id, hwid
+    )
 
 
 async def record_login(db: Executor, user_id: int, ip: str, now: int) -> None:

@@ -5,13 +5,31 @@ from __future__ import annotations
 from licensegate.store.database import Executor, Row
 
 
-async def user_with_email(db: Executor, app_id: int, key: str, email_lower: str) -> Row | None:
-    """The user whose `username_key` is `key`, if their address is this one."""
+async def user_with_email(
+    db: Executor, app_id: int, key: str, email_lower: str, email_sha1: str
+) -> Row | None:
+    """The user whose `username_key` is `key`, if their address is this one: by the address, or
+    (a user imported from KeyAuth, whose address is not known) by its SHA-1 while none is set."""
     return await db.fetch_one(
-        "SELECT id, username, email FROM users WHERE app_id = ? AND username_key = ? AND email_lower = ?",
+        "SELECT id, username, email FROM users WHERE app_id = ? AND username_key = ? "
+        "AND (email_lower = ? OR (email IS NULL AND email_sha1 = ?))",
         app_id,
         key,
         email_lower,
+        email_sha1,
+    )
+
+
+async def learn_email(db: Executor, user_id: int, email: str, email_sha1: str) -> int:
+    """Set the address of an imported user known only by its SHA-1, once it is known (it hashes to
+    that SHA-1); from then on it is matched as every address is. 1 when set."""
+    return await db.execute(
+        "UPDATE users SET email = ?, email_lower = ?, email_sha1 = NULL "
+        "WHERE id = ? AND email IS NULL AND email_sha1 = ?",
+        email,
+        email.lower(),
+        user_id,
+        email_sha1,
     )
 
 

@@ -326,9 +326,20 @@ async def set_password(db: Executor, user_id: int, password_hash: str | None) ->
     return await db.execute("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id)
 
 
+async def replace_password_hash(db: Executor, user_id: int, old_hash: str, new_hash: str) -> int:
+    """Replace the hash only while it is still `old_hash`, so a password changed meanwhile (by the
+    seller, a reset) is never overwritten with the old password's new hash; 1 when replaced."""
+    return await db.execute(
+        "UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?", new_hash, user_id, old_hash
+    )
+
+
 async def set_email(db: Executor, user_id: int, email: str) -> int:
     return await db.execute(
-        "UPDATE users SET email = ?, email_lower = ? WHERE id = ?", email, email.lower(), user_id
+        "UPDATE users SET email = ?, email_lower = ?, email_sha1 = NULL WHERE id = ?",
+        email,
+        email.lower(),
+        user_id,
     )
 
 

@@ -1,0 +1,64 @@
+"""A user imported from KeyAuth against a real `licensegate serve` process (two workers), on
+SQLite and PostgreSQL: written into the server's database as the importer writes it (a `$2y$10$`
+hash, the SHA-1 e-mail, the appended HWID string), it logs in through the 1.3 and 1.2 dialects
+with its KeyAuth password and a HWID the string contains, and is on argon2id afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from licensegate import client as lg
+from licensegate.store.database import Database, open_database
+from tests.imported import HWID_A, HWID_B, PASSWORD, insert_user, keyauth_hash
+from tests.live import LiveServer, seller_call
+
+pytestmark = pytest.mark.server
+
+
+async def stored_hash(db: Database, user_id: int) -> str:
+    found: str = await db.fetch_value("SELECT password_hash FROM users WHERE id = ?", user_id)
+    return found
+
+
+def test_an_imported_user_logs_in_over_the_wire(live_server: LiveServer) -> None:
+    created = live_server.create_app("live-imported", "app")
+    asyncio.run(log_in(live_server, created))
+
+
+async def log_in(live_server: LiveServer, created: dict[str, str]) -> None:
+    db = await open_database(live_server.database_url, pool_size=1)
+    try:
+        app_id: int = await db.fetch_value("SELECT id FROM apps WHERE ownerid = ?", created["ownerid"])
+        user_id = await insert_user(db, app_id, password_hash=keyauth_hash(PASSWORD))
+        extended = seller_call(
+            live_server, created["sellerkey"], "extend", user="lee", sub="default", expiry="30"
+        )
+        assert extended.json()["success"] is True
+        async with program(live_server, created, "1.3") as app:
+            assert (await app.init()).success
+            wrong = await app.login("lee", "not the password", hwid=HWID_B)
+            assert (wrong.success, wrong.error) == (False, "invalid_credentials")
+            assert (await stored_hash(db, user_id)).startswith("$2y$10$")
+            done = await app.login("lee", PASSWORD, hwid=HWID_B)
+            assert (done.success, done["info"]["username"]) == (True, "lee")
+            assert (await stored_hash(db, user_id)).startswith("$argon2id$")
+        async with program(live_server, created, "1.2") as app:
+            assert (await app.init()).success
+            assert (await app.login("lee", PASSWORD, hwid=HWID_A)).success
+            foreign = await app.login("lee", PASSWORD, hwid="S-1-5-21-7777777777-8888888888-9999999999-1")
+            assert (foreign.success, foreign.error) == (False, "hwid_mismatch")
+    finally:
+        await db.close()
+
+
+def program(live_server: LiveServer, created: dict[str, str], dialect: lg.Dialect) -> lg.Client:
+    return lg.Client(
+        live_server.url,
+        ownerid=created["ownerid"],
+        name="app",
+        public_key=created["public_key"],
+        secret=created["secret"],
+        dialect=dialect,
+    )
