@@ -14,6 +14,7 @@ from xdist.scheduler import LoadScopeScheduling
 from licensegate.app import build_app
 from licensegate.clock import MovableClock
 from licensegate.config import Settings
+from licensegate.domain.apps import CreatedApp, create_application
 from licensegate.services import Services
 from tests import databases
 from tests.helpers import Seller, create_seller
@@ -109,6 +110,15 @@ async def client(services: Services) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         yield http
+
+
+@pytest.fixture
+async def created(services: Services) -> CreatedApp:
+    """An application as `create_application` answers it: with the secret and the public key the
+    tests of KeyAuth's libraries need (a module overrides `seller` with `seller_of(created, ...)`)."""
+    return await create_application(
+        services.db, services.secrets, owner="o", name="app", now=services.clock.now()
+    )
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from licensegate.domain import users
-from licensegate.domain.apps import create_application
+from licensegate.domain.apps import CreatedApp, create_application
 from licensegate.domain.permissions import Scope
 from licensegate.services import Services
 
@@ -61,6 +61,12 @@ async def create_seller(
     created = await create_application(
         services.db, services.secrets, owner=owner, name=name, now=services.clock.now()
     )
+    return seller_of(created, http, name)
+
+
+def seller_of(created: CreatedApp, http: httpx.AsyncClient, name: str = "app") -> Seller:
+    """The seller of an application `create_application` made (its answer keeps the secret and
+    the public key, which a test of KeyAuth's libraries needs too)."""
     return Seller(http=http, key=created.sellerkey, ownerid=created.ownerid, app_id=created.app_id, name=name)
 
 

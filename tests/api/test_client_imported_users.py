@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from licensegate.config import Settings
-from licensegate.domain.apps import CreatedApp, create_application
+from licensegate.domain.apps import CreatedApp
 from licensegate.services import Services
 from tests.conftest import make_settings
-from tests.helpers import Client, Seller, client_of
+from tests.helpers import Client, Seller, client_of, seller_of
 from tests.imported import EMAIL, HWID_A, HWID_B, HWIDS, PASSWORD, insert_user, keyauth_hash
 from tests.keyauth_clients import Hmac12Client, Legacy10Client
 from tests.smtp import Inbox, mail_settings
@@ -36,17 +36,8 @@ def settings(db_url: str, tmp_path: Path, smtp: tuple[Inbox, int]) -> Settings:
 
 
 @pytest.fixture
-async def created(services: Services) -> CreatedApp:
-    return await create_application(
-        services.db, services.secrets, owner="o", name="app", now=services.clock.now()
-    )
-
-
-@pytest.fixture
 def seller(created: CreatedApp, client: httpx.AsyncClient) -> Seller:
-    return Seller(
-        http=client, key=created.sellerkey, ownerid=created.ownerid, app_id=created.app_id, name="app"
-    )
+    return seller_of(created, client)
 
 
 async def imported(

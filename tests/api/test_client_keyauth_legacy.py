@@ -11,7 +11,7 @@ import pytest
 from licensegate.domain.apps import CreatedApp, create_application
 from licensegate.services import Services
 from licensegate.signing import verify
-from tests.helpers import Seller
+from tests.helpers import Seller, seller_of
 from tests.keyauth_clients import Ed25519Client13, Hmac12Client, Legacy10Client, LibraryExit
 
 pytestmark = pytest.mark.anyio
@@ -19,17 +19,8 @@ HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
 
 
 @pytest.fixture
-async def created(services: Services) -> CreatedApp:
-    return await create_application(
-        services.db, services.secrets, owner="o", name="app", now=services.clock.now()
-    )
-
-
-@pytest.fixture
 def seller(created: CreatedApp, client: httpx.AsyncClient) -> Seller:
-    return Seller(
-        http=client, key=created.sellerkey, ownerid=created.ownerid, app_id=created.app_id, name="app"
-    )
+    return seller_of(created, client)
 
 
 async def test_an_api_1_2_library_runs_with_every_answer_signed(

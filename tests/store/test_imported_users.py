@@ -8,6 +8,7 @@ from licensegate.domain import users
 from licensegate.services import Services
 from licensegate.store import users as store
 from tests.helpers import Seller
+from tests.imported import insert_user
 
 pytestmark = pytest.mark.anyio
 
@@ -70,22 +71,7 @@ async def test_insert_imported_keeps_keyauths_values(services: Services, seller:
 async def test_a_rehash_never_overwrites_a_password_changed_meanwhile(
     services: Services, seller: Seller
 ) -> None:
-    user_id = await store.insert_imported(
-        services.db,
-        app_id=seller.app_id,
-        username="kim",
-        username_fold="kim",
-        password_hash=BCRYPT,
-        email_sha1=None,
-        hwid=None,
-        banned_reason=None,
-        created_at=1_600_000_000,
-        last_login_at=None,
-        last_ip=None,
-        hwid_reset_at=None,
-        created_by="KeyAuth",
-    )
-    assert user_id is not None
+    user_id = await insert_user(services.db, seller.app_id, "kim", password_hash=BCRYPT)
     # The seller sets a new password while a login's re-hash of the old one is under way.
     await store.set_password(services.db, user_id, "$argon2id$set-by-the-seller")
     assert await store.replace_password_hash(services.db, user_id, BCRYPT, "$argon2id$old-password") == 0
