@@ -1,7 +1,9 @@
 """A user imported from KeyAuth against a real `licensegate serve` process (two workers), on
 SQLite and PostgreSQL: written into the server's database as the importer writes it (a `$2y$10$`
-hash, the SHA-1 e-mail, the appended HWID string), it logs in through the 1.3 and 1.2 dialects
-with its KeyAuth password and a HWID the string contains, and is on argon2id afterwards."""
+hash, the SHA-1 e-mail, the appended HWID string), it logs in through the 1.3 dialect with its
+KeyAuth password and a HWID the string contains, is on argon2id afterwards, and logs in with the
+same password through the 1.2, 1.1 and 1.0 dialects; a HWID the string does not contain is
+refused in each."""
 
 from __future__ import annotations
 
@@ -44,11 +46,13 @@ async def log_in(live_server: LiveServer, created: dict[str, str]) -> None:
             done = await app.login("lee", PASSWORD, hwid=HWID_B)
             assert (done.success, done["info"]["username"]) == (True, "lee")
             assert (await stored_hash(db, user_id)).startswith("$argon2id$")
-        async with program(live_server, created, "1.2") as app:
-            assert (await app.init()).success
-            assert (await app.login("lee", PASSWORD, hwid=HWID_A)).success
-            foreign = await app.login("lee", PASSWORD, hwid="S-1-5-21-7777777777-8888888888-9999999999-1")
-            assert (foreign.success, foreign.error) == (False, "hwid_mismatch")
+        dialects: tuple[lg.Dialect, ...] = ("1.2", "1.1", "1.0")
+        for dialect in dialects:
+            async with program(live_server, created, dialect) as app:
+                assert (await app.init()).success
+                assert (await app.login("lee", PASSWORD, hwid=HWID_A)).success, dialect
+                foreign = await app.login("lee", PASSWORD, hwid="S-1-5-21-7777777777-8888888888-9999999999-1")
+                assert (foreign.success, foreign.error) == (False, "hwid_mismatch")
     finally:
         await db.close()
 
