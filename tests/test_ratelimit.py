@@ -22,6 +22,7 @@ from tests.live import create_app, free_port, start_server
 
 pytestmark = pytest.mark.anyio
 REDIS_URL = "redis://127.0.0.1:6379/0"
+ROOM = 1800  # seconds a live test may take without its rate-limit window ending under it
 
 
 async def test_memory_limiter_allows_the_limit_then_says_when_to_retry() -> None:
@@ -63,13 +64,32 @@ async def test_redis_limiter_fails_open_when_redis_is_down() -> None:
         await limiter.close()
 
 
+def window_with_room(room: int = ROOM, now: float | None = None) -> int:
+    """A window length (an hour or a little more) whose current window has at least `room` seconds
+    left. The counters are fixed windows aligned on multiples of their length (`now // window`):
+    with a plain hour, a test begun near its end would see its counts start again at the hour."""
+    moment = int(time.time() if now is None else now)
+    window = 3600
+    while window - moment % window < room:
+        window += 1
+    return window
+
+
+def test_window_with_room_leaves_room_wherever_the_clock_is() -> None:
+    for moment in (1_800_000_000, 1_800_003_599, 1_800_001_799, 1_800_001_800, 1_799_999_990):
+        window = window_with_room(now=moment)
+        assert window - moment % window >= ROOM
+        assert window < 3600 + 3600
+
+
 @pytest.mark.server
 @pytest.mark.parametrize("backend", ["redis", "memory"])
 def test_seller_limit_holds_across_two_workers(tmp_path: Path, backend: str) -> None:
     url = f"sqlite:///{tmp_path / 'rl.db'}"
     migrate.upgrade(url)
     key = create_app(url, tmp_path, "rl", "rl")["sellerkey"]
-    extra = {"LICENSEGATE_SELLER_RATE_LIMIT": "10", "LICENSEGATE_SELLER_RATE_WINDOW": "3600"}
+    window = window_with_room()
+    extra = {"LICENSEGATE_SELLER_RATE_LIMIT": "10", "LICENSEGATE_SELLER_RATE_WINDOW": str(window)}
     if backend == "redis":
         extra |= {"LICENSEGATE_REDIS_URL": REDIS_URL, "LICENSEGATE_REDIS_PREFIX": f"t{secrets.token_hex(4)}"}
     server = start_server(url, tmp_path, 2, **extra)
@@ -92,7 +112,7 @@ def test_seller_limit_holds_across_two_workers(tmp_path: Path, backend: str) -> 
     assert set(statuses) == {200, 429}
     assert throttled.status_code == 429
     assert throttled.json()["error"] == "rate_limited"
-    assert 0 < int(throttled.headers["Retry-After"]) <= 3600
+    assert 0 < int(throttled.headers["Retry-After"]) <= window
 
 
 class PrivateRedis:
@@ -220,7 +240,7 @@ def test_client_address_limit_holds_across_two_workers_and_spares_other_addresse
     url = f"sqlite:///{tmp_path / 'rl.db'}"
     extra = {
         "LICENSEGATE_CLIENT_ADDRESS_LIMIT": "10",
-        "LICENSEGATE_CLIENT_LIMIT_WINDOW": "3600",  # one window for the whole test
+        "LICENSEGATE_CLIENT_LIMIT_WINDOW": str(window_with_room()),  # one window for the whole test
         "LICENSEGATE_TRUSTED_PROXIES": "127.0.0.1",
     }
     if backend == "redis":

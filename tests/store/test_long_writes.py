@@ -64,6 +64,9 @@ def test_a_long_delete_does_not_stall_other_requests(server: LiveServer) -> None
     )
     asyncio.run(_seed_keys(server.database_url, created["ownerid"], KEYS))
 
+    if not server.database_url.startswith("sqlite:///"):
+        asyncio.run(_probe_a_held_delete(server, created))
+        return
     outcome: dict[str, Any] = {}
 
     def delete_all() -> None:
@@ -88,6 +91,54 @@ def test_a_long_delete_does_not_stall_other_requests(server: LiveServer) -> None
     assert response.status_code == 200, response.text
     assert response.json()["deleted"] == KEYS
     assert probes >= 3  # the probes ran while the delete did
+
+
+PROBES = 5
+
+
+async def _probe_a_held_delete(server: LiveServer, created: dict[str, str]) -> None:
+    """PostgreSQL deletes in one statement, quickly: probes racing it may all land before or after
+    it. So the test holds one of the keys (a row lock in its own transaction): the delete is then
+    certainly under way, waiting at that row with every row before it locked, while the probes
+    run; letting go of the row lets it finish."""
+    import asyncpg
+
+    holder = await asyncpg.connect(server.database_url)
+    watcher = await asyncpg.connect(server.database_url)
+    try:
+        held = holder.transaction()
+        await held.start()
+        await holder.execute(
+            "SELECT id FROM license_keys WHERE key = $1 FOR UPDATE",
+            f"LONG-{KEYS - 1:09d}-{created['ownerid'][:8]}",
+        )
+        deleting = asyncio.create_task(
+            asyncio.to_thread(seller_call, server, created["sellerkey"], "delalllicenses")
+        )
+        # Asked on another connection: inside a transaction the activity view is a snapshot.
+        while not await watcher.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND datname = current_database() AND query ILIKE '%DELETE FROM license_keys%'"
+        ):
+            assert not deleting.done(), (await deleting).text
+            await asyncio.sleep(0.05)
+        # The client's timeout is the bound: a request answered later fails the test.
+        async with httpx.AsyncClient(base_url=server.url, timeout=ANSWER_BOUND) as http:
+            for _ in range(PROBES):
+                assert (await http.get("/healthz")).status_code == 200
+                init = await http.post(
+                    "/api/1.0/",
+                    params={"type": "init", "ownerid": created["ownerid"], "name": created["name"]},
+                )
+                assert init.status_code == 200, init.text  # a write, while the delete holds its rows
+        assert not deleting.done()  # the probes ran while the delete did
+        await held.rollback()
+        response = await deleting
+    finally:
+        await holder.close()
+        await watcher.close()
+    assert response.status_code == 200, response.text
+    assert response.json()["deleted"] == KEYS
 
 
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # PostgreSQL manages its own log
