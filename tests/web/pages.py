@@ -19,6 +19,17 @@ from licensegate.services import Services
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
 TAGS = re.compile(r"<[^>]+>")
+# A long value the dashboard shows in two halves (web/templating.py `halves`).
+HALVES = re.compile(
+    r'<span class="split"><span class="half">([^<]*)</span><wbr><span class="half">([^<]*)</span></span>'
+)
+
+
+def joined(page_html: str) -> str:
+    """The page with every value shown in two halves written whole again."""
+    return HALVES.sub(r"\1\2", page_html)
+
+
 PASSWORD = "correct horse battery"
 
 

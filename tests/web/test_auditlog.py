@@ -11,11 +11,11 @@ import orjson
 import pytest
 
 from licensegate.services import Services
-from tests.web.pages import Dashboard, Shop, browser, make_member, make_shop, seller_op, text_of
+from tests.web.pages import Dashboard, Shop, browser, joined, make_member, make_shop, seller_op, text_of
 
 pytestmark = pytest.mark.anyio
 ROW = re.compile(
-    r"<tr>\s*<td class=\"nowrap\">[^<]*</td>\s*"
+    r"<tr>\s*<td class=\"when\">[^<]*</td>\s*"
     r"<td><a [^>]*>([^<]+)</a></td>\s*<td><a [^>]*><code>([^<]+)</code>"
 )
 
@@ -25,7 +25,7 @@ def al(shop: Shop, action: str = "") -> str:
 
 
 def rows_on(page_html: str) -> list[tuple[str, str]]:
-    return ROW.findall(page_html)
+    return ROW.findall(joined(page_html))
 
 
 async def fill(services: Services, shop: Shop, users: int) -> None:

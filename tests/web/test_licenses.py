@@ -12,14 +12,23 @@ from licensegate.clock import MovableClock
 from licensegate.domain import licenses
 from licensegate.domain.permissions import Reseller, Scope
 from licensegate.services import Services
-from tests.web.pages import Dashboard, browser, give_balance, make_keys, make_member, make_shop, text_of
+from tests.web.pages import (
+    Dashboard,
+    browser,
+    give_balance,
+    joined,
+    make_keys,
+    make_member,
+    make_shop,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 KEY_CELL = re.compile(r"<td><code>([^<]+)</code></td>")
 
 
 def keys_on(page_html: str) -> list[str]:
-    return KEY_CELL.findall(page_html)
+    return KEY_CELL.findall(joined(page_html))
 
 
 async def test_the_list_shows_keys_newest_first_and_pages_by_keyset(

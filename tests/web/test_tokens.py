@@ -9,11 +9,25 @@ import re
 import pytest
 
 from licensegate.services import Services
-from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, seller_op, text_of
+from tests.web.pages import (
+    Dashboard,
+    Shop,
+    browser,
+    joined,
+    make_keys,
+    make_member,
+    make_shop,
+    seller_op,
+    text_of,
+)
 from tests.web.test_users import make_user
 
 pytestmark = pytest.mark.anyio
 TOKEN = re.compile(r"<tr>\s*<td><code>([0-9a-f]{32})</code></td>")
+
+
+def tokens_on(page_html: str) -> list[str]:
+    return TOKEN.findall(joined(page_html))
 
 
 def path(shop: Shop, action: str = "") -> str:
@@ -51,27 +65,27 @@ async def test_list_links_searches_and_filters(services: Services, dash: Dashboa
     await dash.sign_in("alice")
     listed = await dash.get(path(shop))
     assert listed.status_code == 200
-    assert len(TOKEN.findall(listed.text)) == 3
+    assert len(tokens_on(listed.text)) == 3
     assert f'href="/dashboard/apps/{shop.app_id}/licenses/{key_id}"' in listed.text
     assert f'href="/dashboard/apps/{shop.app_id}/users/{ann}"' in listed.text
     ann_token = await token_of(services, shop, "ann")
-    assert TOKEN.findall((await dash.get(path(shop), params={"search": ann_token})).text) == [ann_token]
-    assert TOKEN.findall((await dash.get(path(shop), params={"search": "ann"})).text) == [ann_token]
+    assert tokens_on((await dash.get(path(shop), params={"search": ann_token})).text) == [ann_token]
+    assert tokens_on((await dash.get(path(shop), params={"search": "ann"})).text) == [ann_token]
     key_token = await token_of(services, shop, key)
-    assert TOKEN.findall((await dash.get(path(shop), params={"search": key})).text) == [key_token]
-    assert len(TOKEN.findall((await dash.get(path(shop), params={"kind": "license"})).text)) == 2
-    assert TOKEN.findall((await dash.get(path(shop), params={"state": "used"})).text) == [key_token]
-    assert len(TOKEN.findall((await dash.get(path(shop), params={"state": "unused"})).text)) == 2
+    assert tokens_on((await dash.get(path(shop), params={"search": key})).text) == [key_token]
+    assert len(tokens_on((await dash.get(path(shop), params={"kind": "license"})).text)) == 2
+    assert tokens_on((await dash.get(path(shop), params={"state": "used"})).text) == [key_token]
+    assert len(tokens_on((await dash.get(path(shop), params={"state": "unused"})).text)) == 2
     for bad in ({"kind": "seller"}, {"state": "odd"}, {"sort": "token"}, {"search": "x" * 200}):
         refused = await dash.get(path(shop), params=bad)
         assert refused.status_code == 400, bad
 
     await make_keys(services, shop, 30)
     page = await dash.get(path(shop), params={"size": "25"})
-    seen = TOKEN.findall(page.text)
+    seen = tokens_on(page.text)
     found = re.search(r'<a href="([^"]+)" rel="next">', page.text)
     assert found is not None
-    seen += TOKEN.findall((await dash.get(found.group(1).replace("&amp;", "&"))).text)
+    seen += tokens_on((await dash.get(found.group(1).replace("&amp;", "&"))).text)
     assert len(set(seen)) == 33
 
 

@@ -31,6 +31,13 @@ STATES = {
     "used": "t.used_at IS NOT NULL",
     "unused": "t.used_at IS NULL",
 }
+# The ban init applies (`for_init`'s any_ban): the token's own, else its key's, else its user's.
+# The dashboard lists and filters by it, so a banned key's token never reads "Active".
+ANY_BAN = (
+    "COALESCE(t.banned_reason, (SELECT k.banned_reason FROM license_keys k WHERE k.id = t.license_key_id), "
+    "(SELECT u.banned_reason FROM users u WHERE u.id = t.user_id))"
+)
+BROWSE_STATES = {**STATES, "banned": f"{ANY_BAN} IS NOT NULL", "active": f"{ANY_BAN} IS NULL"}
 
 
 async def insert(
@@ -106,14 +113,14 @@ async def count(db: Executor, app_id: int, *, kind: str | None, state: str | Non
 
 
 def _filters(
-    app_id: int, kind: str | None, state: str | None, search: str | None
+    app_id: int, kind: str | None, state: str | None, search: str | None, states: dict[str, str] = STATES
 ) -> tuple[str, list[object]]:
     clauses, args = ["t.app_id = ?"], [app_id]  # type: list[str], list[object]
     if kind is not None:
         clauses.append("t.kind = ?")
         args.append(kind)
     if state is not None:
-        clauses.append(STATES[state])
+        clauses.append(states[state])
     if search is not None:
         clauses.append("t.assigned = ?")
         args.append(search)
@@ -139,6 +146,7 @@ async def delete(db: Executor, app_id: int, token_hash: str) -> int:
 class BrowsedToken(TokenRow):
     user_id: int | None
     license_key_id: int | None
+    any_ban: str | None  # the ban init applies: the token's own, its key's or its user's
 
 
 async def browse(
@@ -153,13 +161,14 @@ async def browse(
 ) -> list[BrowsedToken]:
     """One keyset page by id (`request.size + 1` rows, see `paging.finish`): the filters of
     `list_page`, or the one token of `token_hash`; with the user or key each belongs to."""
-    where, args = _filters(app_id, kind, state, assigned)
+    where, args = _filters(app_id, kind, state, assigned, BROWSE_STATES)
     if token_hash is not None:
         where += " AND t.token_hash = ?"
         args.append(token_hash)
     after, after_args, order = keyset("id", request)  # `id` is the tokens' own: no join
     rows = await db.fetch_all(
-        f"SELECT {COLUMNS}, t.user_id, t.license_key_id FROM tokens t WHERE {where}{after} {order} LIMIT ?",
+        f"SELECT {COLUMNS}, t.user_id, t.license_key_id, {ANY_BAN} AS any_ban "
+        f"FROM tokens t WHERE {where}{after} {order} LIMIT ?",
         *args,
         *after_args,
         request.size + 1,

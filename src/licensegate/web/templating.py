@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -83,6 +84,26 @@ def size(value: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+SPLIT_ABOVE = 20  # characters: a longer word (a key, a token, a name that is a key) may take two lines
+
+
+def halves(value: object) -> Markup:
+    """A long unbroken value (a license key, a token, a username that is a key) as two unbreakable
+    halves, split at the hyphen nearest its middle (or at its middle): in a narrow column it takes
+    two lines at most, never one per group, and copying it still gives the value unchanged."""
+    text = "" if value is None else str(value)
+    if len(text) <= SPLIT_ABOVE or any(c.isspace() for c in text):
+        return escape(text)
+    middle = len(text) // 2
+    hyphens = [i + 1 for i, c in enumerate(text) if c == "-" and 0 < i < len(text) - 1]
+    cut = min(hyphens, key=lambda i: abs(i - middle)) if hyphens else middle
+    if abs(cut - middle) > len(text) // 4:
+        cut = middle
+    return Markup(
+        '<span class="split"><span class="half">{}</span><wbr><span class="half">{}</span></span>'
+    ).format(text[:cut], text[cut:])
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -93,7 +114,7 @@ def _environment() -> Environment:
         auto_reload=False,
     )
     env.globals.update(static=static)
-    env.filters.update(when=when, iso=iso, duration=duration, number=number, size=size)
+    env.filters.update(when=when, iso=iso, duration=duration, number=number, size=size, halves=halves)
     return env
 
 

@@ -27,9 +27,9 @@ register(Section("Tokens", SLUG, AREA))
 SPEC = ListSpec(
     columns=(
         Column("token", "Token"),
-        Column("kind", "Type"),
-        Column("assigned", "Belongs to"),
         Column("state", "State"),
+        Column("assigned", "Belongs to"),
+        Column("kind", "Type"),
         Column("hash", "File hash"),
         Column("used_at", "First used"),
         Column("created", "Made", sortable=True),
@@ -50,7 +50,7 @@ SPEC = ListSpec(
             options=(
                 ("", "Any"),
                 ("active", "Not banned"),
-                ("banned", "Banned"),
+                ("banned", "Refused (it, its key or its user banned)"),
                 ("used", "Used"),
                 ("unused", "Not used"),
             ),

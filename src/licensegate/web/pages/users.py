@@ -38,15 +38,14 @@ STATUSES = (
 HWID_CHOICES = (("", "Any"), ("set", "Has an HWID"), ("none", "No HWID yet"))
 SPEC = ListSpec(
     columns=(
+        # The name and status first; the actions column stays in view (app.css).
         Column("username", "Username", sortable=True),
-        Column("created", "Created", sortable=True),
+        Column("status", "Status"),
         Column("subscriptions", "Subscriptions"),
         Column("expires_at", "Expires"),
         Column("hwid", "HWID"),
-        Column("last_ip", "Last IP"),
-        Column("last_login", "Last login"),
-        Column("created_by", "Created by"),
-        Column("status", "Status"),
+        Column("last_login", "Last login"),  # and from which address
+        Column("created", "Created", sortable=True),  # and by whom
     ),
     filters=(
         Filter("q", "Search", "search", placeholder="Start of a username, an HWID or an IP", max_length=256),
