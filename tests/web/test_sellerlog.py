@@ -15,7 +15,7 @@ from licensegate.services import Services
 from tests.web.pages import Dashboard, Shop, browser, make_member, make_shop, seller_op, text_of
 
 pytestmark = pytest.mark.anyio
-ROW = re.compile(r"<tr>\s*<td class=\"nowrap\">[^<]*</td>\s*<td><code>([^<]+)</code></td>")
+ROW = re.compile(r"<tr>\s*<td class=\"when\">[^<]*</td>\s*<td><code>([^<]+)</code></td>")
 
 
 def sl(shop: Shop, action: str = "") -> str:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 
 SECRET = "s3cretSellerKey"
 MAX_REPLY = 4096
-LOG_ROW = re.compile(r"<tr>\s*<td class=\"nowrap\">.*?</tr>", re.S)
+LOG_ROW = re.compile(r"<tr>\s*<td class=\"when\">.*?</tr>", re.S)
 
 
 @pytest.fixture
