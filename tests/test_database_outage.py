@@ -8,6 +8,7 @@ SQLite: a database another program holds locked past the busy timeout."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from licensegate.signing import verify
 from licensegate.store import migrate
-from tests.live import LiveServer, start_server
+from tests.live import LICENSEGATE, LiveServer, server_env, start_server
 from tests.privatepg import PrivatePostgres
 
 pytestmark = pytest.mark.server
@@ -39,6 +41,13 @@ def frozen_postgres() -> Iterator[PrivatePostgres]:
 def _client_call(http: httpx.Client, created: dict[str, str], type_: str, **params: str) -> httpx.Response:
     base = {"ownerid": created["ownerid"], "name": created["name"], "type": type_}
     return http.post("/api/1.0/", params={**base, **params})
+
+
+def _wait_for_recovery(http: httpx.Client, created: dict[str, str]) -> None:
+    deadline = time.monotonic() + 30
+    while _client_call(http, created, "init").status_code != 200:
+        assert time.monotonic() < deadline, "the service did not recover after the database did"
+        time.sleep(0.5)
 
 
 def _assert_unavailable(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -83,16 +92,80 @@ def test_a_frozen_postgresql_is_answered_503_and_the_service_recovers(
                 assert http.get("/healthz").status_code == 200
             finally:
                 frozen_postgres.thaw()
-            deadline = time.monotonic() + 30
-            while _client_call(http, created, "init").status_code != 200:
-                assert time.monotonic() < deadline, "the service did not recover after the database did"
-                time.sleep(0.5)
+            _wait_for_recovery(http, created)
     finally:
         server.stop()
     log = (tmp_path / "server.log").read_text()
     assert "unexpected fault" not in log
     # Said in the log, but not once per refused request (8 of them here).
     assert 1 <= log.count("answering 503") <= 4, log
+
+
+LONG_WAIT = 5  # LICENSEGATE_PG_TIMEOUT of the test below: large beside a loaded machine's delays
+
+
+def _signed_by_one_of(keys: list[str], response: httpx.Response) -> bool:
+    stamp = response.headers["x-signature-timestamp"]
+    signed = stamp.encode() + response.content
+    return any(verify(key, response.headers["x-signature-ed25519"], signed) for key in keys)
+
+
+def test_a_frozen_postgresql_costs_a_call_one_timeout(
+    frozen_postgres: PrivatePostgres, tmp_path: Path
+) -> None:
+    """Each call waits for the database once: its 503 comes after about one LICENSEGATE_PG_TIMEOUT,
+    never two (the bound is a ratio of the setting, the failure it catches a whole second wait:
+    the endpoint asking again for the application, a pooled connection released gracefully, a
+    seller-log entry written after the failure)."""
+    url = frozen_postgres.create_database("onewait")
+    migrate.upgrade(url)
+    server = start_server(url, tmp_path, 2, LICENSEGATE_PG_TIMEOUT=str(LONG_WAIT))
+    try:
+        created = server.create_app("onewait", "app")
+        deployment = cli_public_key(url, tmp_path)
+        keys = [created["public_key"], deployment]
+        with httpx.Client(base_url=server.url, timeout=ANSWER_BOUND * 2) as http:
+            logging = {"sellerkey": created["sellerkey"], "type": "updatesettings", "sellerlogs": "1"}
+            assert http.get("/api/seller/", params=logging).status_code == 200
+            for _ in range(4):  # both workers serve the application (new connections spread)
+                assert _client_call(http, created, "init").status_code == 200
+            frozen_postgres.freeze()
+            try:
+                for _ in range(3):
+                    started = time.monotonic()
+                    init = _client_call(http, created, "init")
+                    waited = time.monotonic() - started
+                    _assert_unavailable(init, 503)
+                    assert _signed_by_one_of(keys, init)
+                    assert waited < 2 * LONG_WAIT, f"init waited {waited:.1f} s for its 503"
+                started = time.monotonic()
+                seller = http.get(
+                    "/api/seller/", params={"sellerkey": created["sellerkey"], "type": "getsettings"}
+                )
+                waited = time.monotonic() - started
+                _assert_unavailable(seller, 503)
+                assert waited < 2 * LONG_WAIT, f"getsettings waited {waited:.1f} s for its 503"
+            finally:
+                frozen_postgres.thaw()
+            _wait_for_recovery(http, created)
+    finally:
+        server.stop()
+    log = (tmp_path / "server.log").read_text()
+    assert "unexpected fault" not in log
+    assert "seller log entry not written" not in log
+
+
+def cli_public_key(url: str, data_dir: Path) -> str:
+    """`licensegate public-key`: the deployment's own public key."""
+    done = subprocess.run(
+        [*LICENSEGATE, "public-key"],
+        env=server_env(url, data_dir),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.strip()
 
 
 def test_a_locked_sqlite_database_is_answered_503(tmp_path: Path) -> None:

@@ -132,6 +132,19 @@ class Signers:
         self._signers = SignerCache()
         self._secrets: dict[str, str] = {}
         self._deployment: Signer | None = None
+        # (ownerid, name) -> (sealed signing key, sealed secret) of applications this worker
+        # served: what signs a refusal when the database does not answer (asking it again would
+        # double the wait of a call the database just failed).
+        self._apps: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def note_app(self, ownerid: str, name: str, signing_key: str, secret: str) -> None:
+        if len(self._apps) >= 10_000:
+            self._apps.clear()
+        self._apps[(ownerid, name)] = (signing_key, secret)
+
+    def noted_app(self, ownerid: str, name: str) -> tuple[str, str] | None:
+        """The keys of an application this worker served, as they were then (no database)."""
+        return self._apps.get((ownerid, name))
 
     def _signer(self, sealed: str, purpose: str) -> Signer:
         signer = self._signers.get(sealed)
@@ -164,6 +177,10 @@ class Signers:
                 self._secrets.clear()
             secret = self._secrets[sealed] = self._box.open(sealed, SECRET)
         return secret
+
+    def deployment_known(self) -> Signer | None:
+        """The deployment's signer if this worker has it, without asking the database."""
+        return self._deployment
 
     async def deployment(self, db: Executor, now: int) -> Signer:
         if self._deployment is None:

@@ -166,6 +166,11 @@ class PostgresDatabase:
         conn = await self._acquire()
         try:
             yield PinnedPostgres(conn, self._waits)
+        except database.DatabaseUnavailable:
+            # Its statement may still be waiting on a server that does not answer: a graceful
+            # release would wait (as long again) for the cancellation to be acknowledged.
+            conn.terminate()
+            raise
         finally:
             await self._release(conn)
 

@@ -75,6 +75,7 @@ class Answering:
     hmac_suffix: str | None = None  # API 1.2 after init: the session's enckey; key = "<enckey>-<secret>"
     cipher: Cipher10 | None = None  # a legacy 1.0 request, once its key is known
     legacy: bool = False
+    database_failed: bool = False  # the database did not answer this call: do not ask it again
 
     def knows_app(self, signing_key: str, secret: str) -> None:
         self.signing_key, self.secret = signing_key, secret
@@ -108,7 +109,9 @@ class Answering:
         if self.signing_key is not None:
             signer = services.signers.signer(self.signing_key)
         else:
-            signer = await services.signers.deployment(services.db, services.clock.now())
+            signer = services.signers.deployment_known() or await services.signers.deployment(
+                services.db, services.clock.now()
+            )
         all_headers = _signed_headers(signer, raw, media_type)
         if self.dialect.hmac:
             if self.secret is not None:

@@ -56,7 +56,9 @@ async def handle(
     now = services.clock.now()
 
     async def found(app: ClientApp) -> None:
-        answering.knows_app(*await services.signers.sealed_keys(db, app.id, app.signing_key, app.secret))
+        keys = await services.signers.sealed_keys(db, app.id, app.signing_key, app.secret)
+        answering.knows_app(*keys)
+        services.signers.note_app(app.ownerid, app.name, *keys)
 
     app, session = await sessions.identify(
         db,
@@ -130,6 +132,13 @@ async def _named_app(services: Services, raw: dict[str, str], answering: Answeri
     answering.knows_app(*await services.signers.sealed_keys(services.db, app.id, app.signing_key, app.secret))
 
 
+def _noted_app(services: Services, raw: dict[str, str], answering: Answering) -> None:
+    """The keys of the application a call names, if this worker served it before (no database)."""
+    keys = services.signers.noted_app(raw.get("ownerid", "").strip(), raw.get("name", "").strip())
+    if keys is not None:
+        answering.knows_app(*keys)
+
+
 def _decrypt_legacy(
     services: Services,
     op: Operation[ClientCall],
@@ -185,7 +194,13 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
             return await handle(request, services, op, raw, db, answering)
     except (Refusal, DatabaseUnavailable) as caught:
         refusal = refusal_of(caught)
-        if answering.signing_key is None:
+        if isinstance(caught, DatabaseUnavailable):
+            # The database just failed to answer in time: asking it again (for the application,
+            # or the deployment's key) would make the caller wait as long again, or longer.
+            answering.database_failed = True
+            if answering.signing_key is None:
+                _noted_app(services, raw, answering)
+        elif answering.signing_key is None:
             with contextlib.suppress(DatabaseUnavailable):  # then the deployment's key signs it
                 await _named_app(services, raw, answering)
         if answering.legacy and refusal.error == errorcodes.UNKNOWN_APPLICATION.code:

@@ -15,7 +15,7 @@ from licensegate.domain.permissions import Scope
 from licensegate.operations.declarations import Args, Operation, status_of
 from licensegate.operations.seller.registry import Caller, SellerCall, Upload, registry
 from licensegate.services import Services
-from licensegate.store.database import Executor
+from licensegate.store.database import DatabaseUnavailable, Executor
 
 AUDIT_MAX_VALUE = 1024  # parameter values an audit entry keeps when the handler noted nothing
 
@@ -45,16 +45,22 @@ async def invoke(
     if isinstance(op, str):
         op = registry.lookup({"type": op})
     status = 200
+    noted = caller.identity.seller_log
     try:
         return await _run(services, caller, op, params, uploads or {}, counted)
     except Refusal as refusal:
         status = status_of(op, refusal)
         raise
+    except DatabaseUnavailable:
+        # The database just failed to answer in time: a seller-log entry would wait as long again
+        # before failing too (the outage itself is logged where the 503 is answered).
+        noted = False
+        raise
     except Exception:
         status = op.fault_status()
         raise
     finally:
-        if caller.identity.seller_log:
+        if noted:
             await _write_seller_log(services, caller, op, params, status)
 
 
