@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,8 +154,9 @@ CREATE TABLE `accounts` (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8 COLLATE=utf8_general_ci;
 """
 
-# The moment the fixture's data is written as of (what `now` meant to KeyAuth).
-NOW = 1_790_000_000
+# The moment the fixture's data is written as of (what `now` meant to KeyAuth): the real time,
+# as the dump's own "Dump completed on" line (and a live server's NOW()) will say.
+NOW = int(time.time())
 DAY = 86400
 
 
@@ -240,9 +242,9 @@ def build(database: str, file_base: str) -> KeyAuthData:
                     webdownload="https://example.com/web.exe",
                     keynotfound="That license does not exist.",
                     userbanned="You are banned, friend.",
-                    cooldown=3,
+                    cooldown=3 * DAY,
                     cooldownUnit=DAY,
-                    session=12,
+                    session=12 * 3600,
                     sessionUnit=3600,
                     minHwid=10,
                     forceHwid=1,

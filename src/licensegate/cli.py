@@ -1,5 +1,5 @@
 """The `licensegate` command: serve, migrate, create-app, create-account, set-password, public-key,
-rotate-key, reseal, seller, openapi, reference."""
+rotate-key, reseal, seller, backup, restore, import-keyauth, openapi, reference."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from licensegate.domain.accounts import Account
+    from licensegate.domain.keyauthimport.records import Source
+    from licensegate.domain.keyauthimport.writer import Options as ImportOptions
     from licensegate.passwords import Passwords
     from licensegate.secretbox import SecretBox
     from licensegate.store.database import Database
@@ -498,6 +500,78 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def keyauth_source(args: argparse.Namespace) -> Source:
+    """The source `import-keyauth` reads, from its arguments."""
+    from pathlib import Path
+
+    from licensegate.domain.keyauthimport.dumpfile import DumpError, DumpSource
+    from licensegate.domain.keyauthimport.mysqlread import MySqlError, MySqlSource
+
+    try:
+        if args.dump:
+            path = Path(args.dump)
+            if not path.is_file():
+                raise CommandError(f"no such dump file: {path}")
+            return DumpSource(path, args.app)
+        if args.mysql:
+            return MySqlSource(args.mysql, args.app)
+    except (DumpError, MySqlError) as exc:
+        raise CommandError(str(exc)) from None
+    raise CommandError("name a source: --dump FILE.sql or --mysql URL")
+
+
+def import_keyauth(settings: Settings, source: Source, options: ImportOptions) -> dict[str, object]:
+    """Import `source` into the owner account; the report `import-keyauth` prints."""
+    from licensegate.clock import SystemClock
+    from licensegate.domain.filestore import open_file_store
+    from licensegate.domain.keyauthimport import writer
+    from licensegate.passwords import Passwords
+    from licensegate.store import migrate
+
+    migrate.require_schema(settings.database_url)
+
+    async def work(db: Database, box: SecretBox) -> dict[str, object]:
+        clock = SystemClock()
+        passwords = Passwords(
+            settings.argon2_time_cost, settings.argon2_memory_kib, settings.argon2_parallelism, 1
+        )
+        env = writer.Env(
+            db=db,
+            box=box,
+            passwords=passwords,
+            settings=settings,
+            content=open_file_store(db, clock, settings.data_dir, settings.files_dir),
+            now=clock.now(),
+        )
+        try:
+            reports = await writer.import_all(env, source, options, writer.print_progress)
+        except writer.ImportRefused as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            passwords.close()
+        return writer.report_json(reports, options.dry_run)
+
+    return _with_database(settings, work)
+
+
+def cmd_import_keyauth(args: argparse.Namespace) -> int:
+    from licensegate.domain.keyauthimport.writer import Options
+
+    settings = _settings(args.database)
+    source = keyauth_source(args)
+    options = Options(
+        owner=args.owner, new_ownerid=args.new_ownerid, with_logs=args.with_logs, dry_run=args.dry_run
+    )
+    try:
+        report = import_keyauth(settings, source, options)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+    print(json.dumps(report, ensure_ascii=False))
+    return 0
+
+
 def cmd_openapi(_args: argparse.Namespace) -> int:
     from licensegate.api import openapi
 
@@ -620,6 +694,31 @@ def parser() -> argparse.ArgumentParser:
     )
     restore.add_argument("--database", help=db_help)
     restore.set_defaults(run=cmd_restore)
+
+    keyauth = sub.add_parser(
+        "import-keyauth",
+        help="move applications from KeyAuth (a mysqldump or a live MySQL/MariaDB server of its panel)",
+        description="Import KeyAuth applications with their keys, users, subscriptions and the rest, "
+        "keeping ownerid, secret and seller key. Prints one JSON report on stdout; progress on stderr.",
+    )
+    keyauth.add_argument("--owner", required=True, help="the owner account to import into (made if missing)")
+    keyauth_from = keyauth.add_mutually_exclusive_group(required=True)
+    keyauth_from.add_argument(
+        "--dump", metavar="FILE.sql", help="a mysqldump of the KeyAuth panel's database"
+    )
+    keyauth_from.add_argument("--mysql", metavar="URL", help="mysql://user:password@host:port/database")
+    keyauth.add_argument("--app", metavar="NAME", help="import only the application of this name")
+    keyauth.add_argument(
+        "--new-ownerid",
+        action="store_true",
+        help="when the ownerid is another account's, give the application this owner's ownerid",
+    )
+    keyauth.add_argument("--with-logs", action="store_true", help="import the client logs too")
+    keyauth.add_argument(
+        "--dry-run", action="store_true", help="read everything, write nothing, print the report"
+    )
+    keyauth.add_argument("--database", help=db_help)
+    keyauth.set_defaults(run=cmd_import_keyauth)
 
     spec = sub.add_parser("openapi", help="print the OpenAPI document of both APIs")
     spec.set_defaults(run=cmd_openapi)

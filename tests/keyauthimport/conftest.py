@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from licensegate.clock import MovableClock
+from licensegate.config import Settings
 from tests import keyauthdb
+from tests.conftest import make_settings
 from tests.httpservers import LocalServer, serving
 
 FILE_BODY = b"alpha file bytes"
@@ -33,3 +36,15 @@ def keyauth_db(file_server: LocalServer) -> Iterator[keyauthdb.KeyAuthData]:
 @pytest.fixture(scope="session")
 def keyauth_dump(keyauth_db: keyauthdb.KeyAuthData, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return keyauthdb.dump(keyauth_db.database, tmp_path_factory.mktemp("dump") / "keyauth.sql")
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    """Today: the KeyAuth database is written as of the real time (its dump says when)."""
+    return MovableClock(start=keyauthdb.NOW)
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    """The files' loopback server may be fetched from."""
+    return make_settings(db_url, tmp_path, outbound_allow=("127.0.0.1",))

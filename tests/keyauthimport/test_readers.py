@@ -37,7 +37,7 @@ def test_dump_reads_what_keyauth_wrote(keyauth_dump: Path) -> None:
         )
         assert alpha.columns["keynotfound"] == "That license does not exist."
         assert alpha.columns["hwidmismatch"] == "HWID Doesn't match."
-        assert alpha.columns["cooldown"] == 3
+        assert alpha.columns["cooldown"] == 3 * keyauthdb.DAY
         keys = {k.key: k for k in source.rows(r.Key, ALPHA.secret)}
         assert keys[keyauthdb.FREE_KEY].note == keyauthdb.NOTE
         assert keys[keyauthdb.FREE_KEY].expires == 7 * keyauthdb.DAY

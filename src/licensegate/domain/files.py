@@ -167,6 +167,48 @@ async def add_from_url(
     return await _add(content, db, app_id, staged, final_name, url, authed, now)
 
 
+async def add_fetched_as(
+    settings: Settings,
+    content: FileStore,
+    db: Database,
+    app_id: int,
+    *,
+    file_id: str,
+    url: str,
+    name: str | None,
+    authed: bool,
+    now: int,
+) -> Added | None:
+    """Fetch a URL and store it under a file id the clients already know (a file moved from
+    another service keeps its id); None when the application has that id already."""
+    staged = await _fetch(settings, content, url, settings.max_upload_bytes)
+    final_name = check_name(name) if name else derived_name(outbound.parse_url(url).path)
+    inserted = False
+    try:
+        await staged.publish()
+        try:
+            await store.insert(
+                db,
+                app_id=app_id,
+                file_id=file_id,
+                name=final_name,
+                url=url,
+                storage_key=staged.key,
+                size=staged.size,
+                authed=authed,
+                now=now,
+            )
+        except UniqueViolation:
+            return None
+        inserted = True
+        await staged.commit()
+    finally:
+        if not inserted:
+            await staged.discard()
+            await _release(content, db, staged.key)
+    return Added(file_id=file_id, name=final_name, size=staged.size, authed=authed, url=url)
+
+
 async def _fetch(settings: Settings, content: FileStore, url: str, limit: int) -> filestore.Staged:
     """Fetch the URL's content into staging, streamed through a temporary file (never whole in
     memory); `file_too_large` past `limit`."""

@@ -1,0 +1,507 @@
+"""SQL of the KeyAuth importer: each row written only where it is not there yet (the unique
+constraint decides, or a NOT EXISTS where the table has none), so running an import again adds
+nothing. Every function answers whether it wrote (True/1) or found the row there (False/0).
+
+Rows refer to their user, key, subscription or channel by KeyAuth's text (username, key,
+name), resolved here by the indexes, so the importer keeps no map of a million ids in memory.
+`import_seen` is a temporary table of what this run saw (by kind and KeyAuth's collation fold),
+so a duplicate or a case variant later in the source is told from a row an earlier run wrote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from licensegate.store.database import Executor, Row
+
+# --- what this run saw ---------------------------------------------------------------------------
+
+
+async def start_seen(db: Executor) -> None:
+    """An empty `import_seen` on this connection (a temporary table: never in the schema)."""
+    await db.execute(
+        "CREATE TEMPORARY TABLE IF NOT EXISTS import_seen "
+        "(kind TEXT NOT NULL, fold TEXT NOT NULL, first TEXT NOT NULL, PRIMARY KEY (kind, fold))"
+    )
+    await db.execute("DELETE FROM import_seen")
+
+
+async def see(db: Executor, kind: str, fold: str, text: str) -> str | None:
+    """None the first time this run sees `fold` of `kind`; else the text first seen with it."""
+    added = await db.fetch_value(
+        "INSERT INTO import_seen (kind, fold, first) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
+        kind,
+        fold,
+        text,
+    )
+    if added is not None:
+        return None
+    first: str = await db.fetch_value("SELECT first FROM import_seen WHERE kind = ? AND fold = ?", kind, fold)
+    return first
+
+
+async def end_seen(db: Executor) -> None:
+    await db.execute("DELETE FROM import_seen")
+
+
+# --- the owner and the application ---------------------------------------------------------------
+
+
+async def account(db: Executor, username: str) -> Row | None:
+    return await db.fetch_one("SELECT id, role, ownerid FROM accounts WHERE username = ?", username)
+
+
+async def ownerid_holders(db: Executor, ownerid: str) -> list[Row]:
+    """Accounts that have this ownerid, or whose applications answer to it."""
+    return await db.fetch_all(
+        "SELECT id FROM accounts WHERE ownerid = ? UNION SELECT account_id FROM apps WHERE ownerid = ?",
+        ownerid,
+        ownerid,
+    )
+
+
+async def find_app(db: Executor, ownerid: str, name: str) -> Row | None:
+    return await db.fetch_one(
+        "SELECT id, account_id, public_key FROM apps WHERE ownerid = ? AND name = ?", ownerid, name
+    )
+
+
+async def apply_settings(db: Executor, app_id: int, values: dict[str, Any]) -> None:
+    """`values` by column name (names come from the importer's own table, never from input)."""
+    if not values:
+        return
+    columns = ", ".join(f"{name} = ?" for name in values)
+    await db.execute(f"UPDATE apps SET {columns} WHERE id = ?", *values.values(), app_id)
+
+
+async def add_message(db: Executor, app_id: int, name: str, text: str) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO app_messages (app_id, name, text) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            app_id,
+            name,
+            text,
+        )
+    )
+
+
+async def add_hash(db: Executor, app_id: int, value: str, now: int) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO app_hashes (app_id, hash, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            app_id,
+            value,
+            now,
+        )
+    )
+
+
+async def add_seller_key(
+    db: Executor, app_id: int, key_hash: str, prefix: str, permissions: int, now: int
+) -> str:
+    """'added', 'exists' (this application has it), or 'elsewhere' (another application does)."""
+    holder = await db.fetch_value("SELECT app_id FROM seller_keys WHERE key_hash = ?", key_hash)
+    if holder is not None:
+        return "exists" if holder == app_id else "elsewhere"
+    await db.execute(
+        "INSERT INTO seller_keys (app_id, key_hash, prefix, name, permissions, created_at) "
+        "VALUES (?, ?, ?, 'KeyAuth seller key', ?, ?)",
+        app_id,
+        key_hash,
+        prefix,
+        permissions,
+        now,
+    )
+    return "added"
+
+
+async def add_subscription(db: Executor, app_id: int, name: str, level: str, now: int) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO subscriptions (app_id, name, level, created_at) VALUES (?, ?, ?, ?) ON "
+            "CONFLICT DO NOTHING",
+            app_id,
+            name,
+            level,
+            now,
+        )
+    )
+
+
+# --- the team ------------------------------------------------------------------------------------
+
+
+async def team_member(db: Executor, username: str) -> Row | None:
+    """The account of this name with the application it is a team member of (app_id NULL: none)."""
+    return await db.fetch_one(
+        "SELECT a.id, a.role, t.app_id FROM accounts a LEFT JOIN team_members t ON t.account_id = a.id "
+        "WHERE a.username = ?",
+        username,
+    )
+
+
+async def add_team_member(
+    db: Executor,
+    *,
+    app_id: int,
+    owner_id: int,
+    username: str,
+    role: str,
+    password_hash: str,
+    permissions: int,
+    key_levels: str,
+    balances: dict[str, int],
+    now: int,
+) -> int:
+    account_id: int = await db.fetch_value(
+        "INSERT INTO accounts (username, password_hash, role, parent_id, created_at) VALUES (?, ?, ?, ?, ?) "
+        "RETURNING id",
+        username,
+        password_hash,
+        role,
+        owner_id,
+        now,
+    )
+    columns = "".join(f", balance_{bucket}" for bucket in balances)
+    marks = ", ?" * len(balances)
+    await db.execute(
+        f"INSERT INTO team_members (account_id, app_id, permissions, key_levels{columns}) VALUES (?, "
+        f"?, ?, ?{marks})",
+        account_id,
+        app_id,
+        permissions,
+        key_levels,
+        *balances.values(),
+    )
+    return account_id
+
+
+# --- keys, users and their subscriptions ---------------------------------------------------------
+
+
+async def add_key(
+    db: Executor,
+    *,
+    app_id: int,
+    key: str,
+    level: str,
+    duration: int,
+    note: str | None,
+    status: str,
+    banned_reason: str | None,
+    generated_by: str,
+    generated_by_account: str | None,
+    created_at: int,
+    used_at: int | None,
+    used_by: str | None,
+) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO license_keys (app_id, key, level, duration, note, status, banned_reason, "
+            "generated_by, "
+            "generated_by_account_id, created_at, used_at, used_by) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT a.id FROM accounts a JOIN team_members t ON "
+            "t.account_id = a.id "
+            "WHERE a.username = ? AND t.app_id = ?), ?, ?, ?) ON CONFLICT DO NOTHING",
+            app_id,
+            key,
+            level,
+            duration,
+            note,
+            status,
+            banned_reason,
+            generated_by,
+            generated_by_account,
+            app_id,
+            created_at,
+            used_at,
+            used_by,
+        )
+    )
+
+
+async def key_exists(db: Executor, app_id: int, key: str) -> bool:
+    return (
+        await db.fetch_value("SELECT 1 FROM license_keys WHERE app_id = ? AND key = ?", app_id, key)
+        is not None
+    )
+
+
+async def user_exists(db: Executor, app_id: int, username: str) -> bool:
+    found = await db.fetch_value("SELECT 1 FROM users WHERE app_id = ? AND username = ?", app_id, username)
+    return found is not None
+
+
+async def team_account_id(db: Executor, app_id: int, username: str | None) -> int | None:
+    if not username:
+        return None
+    found: int | None = await db.fetch_value(
+        "SELECT a.id FROM accounts a JOIN team_members t ON t.account_id = a.id WHERE a.username = ? "
+        "AND t.app_id = ?",
+        username,
+        app_id,
+    )
+    return found
+
+
+async def link_used_keys(db: Executor, app_id: int) -> None:
+    """Each used key to the user it names (KeyAuth's `usedby`), once both are written."""
+    await db.execute(
+        "UPDATE license_keys SET used_by_user_id = (SELECT u.id FROM users u WHERE u.app_id = "
+        "license_keys.app_id "
+        "AND u.username = license_keys.used_by) WHERE app_id = ? AND used_by IS NOT NULL AND "
+        "used_by_user_id IS NULL",
+        app_id,
+    )
+
+
+async def add_grant(
+    db: Executor,
+    *,
+    app_id: int,
+    username: str,
+    subscription: str,
+    expires_at: int,
+    paused_at: int | None,
+    key: str | None,
+    now: int,
+) -> str:
+    """'added', 'exists', 'no_user' or 'no_subscription'. A paused grant is the same grant when
+    its time left is (a dump and a live read give it at different moments)."""
+    user_id = await db.fetch_value("SELECT id FROM users WHERE app_id = ? AND username = ?", app_id, username)
+    if user_id is None:
+        return "no_user"
+    sub_id = await db.fetch_value(
+        "SELECT id FROM subscriptions WHERE app_id = ? AND name = ? UNION ALL "
+        "SELECT id FROM subscriptions WHERE app_id = ? AND LOWER(name) = LOWER(?) LIMIT 1",
+        app_id,
+        subscription,
+        app_id,
+        subscription,
+    )
+    if sub_id is None:
+        return "no_subscription"
+    added = await db.execute(
+        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, paused_at, key_id, "
+        "created_at) "
+        "SELECT CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
+        "(SELECT id FROM license_keys WHERE app_id = ? AND key = ?), CAST(? AS BIGINT) WHERE NOT EXISTS "
+        "(SELECT 1 FROM user_subscriptions WHERE user_id = ? AND subscription_id = ? "
+        "AND expires_at - COALESCE(paused_at, 0) = ? AND CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END = ?)",
+        user_id,
+        sub_id,
+        expires_at,
+        paused_at,
+        app_id,
+        key,
+        now,
+        user_id,
+        sub_id,
+        expires_at - (paused_at or 0),
+        0 if paused_at is None else 1,
+    )
+    return "added" if added else "exists"
+
+
+async def add_user_var(
+    db: Executor, *, app_id: int, username: str, name: str, value: str, read_only: bool, now: int
+) -> str:
+    """'added', 'exists' or 'no_user'."""
+    user_id = await db.fetch_value("SELECT id FROM users WHERE app_id = ? AND username = ?", app_id, username)
+    if user_id is None:
+        return "no_user"
+    added = await db.execute(
+        "INSERT INTO user_vars (app_id, user_id, name, value, read_only, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        app_id,
+        user_id,
+        name,
+        value,
+        1 if read_only else 0,
+        now,
+        now,
+    )
+    return "added" if added else "exists"
+
+
+# --- everything else of an application -----------------------------------------------------------
+
+
+async def add_global_var(db: Executor, app_id: int, name: str, value: str, authed: bool, now: int) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO global_vars (app_id, name, value, authed, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            app_id,
+            name,
+            value,
+            1 if authed else 0,
+            now,
+            now,
+        )
+    )
+
+
+async def add_whitelisted(db: Executor, app_id: int, value: str, now: int) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO whitelist (app_id, value, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            app_id,
+            value,
+            now,
+        )
+    )
+
+
+async def add_webhook(
+    db: Executor, app_id: int, webid: str, base_url: str, user_agent: str, authed: bool, now: int
+) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO webhooks (app_id, webid, base_url, user_agent, authed, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            app_id,
+            webid,
+            base_url,
+            user_agent,
+            1 if authed else 0,
+            now,
+        )
+    )
+
+
+async def add_channel(db: Executor, app_id: int, name: str, delay: int, now: int) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO chat_channels (app_id, name, delay_seconds, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            app_id,
+            name,
+            delay,
+            now,
+        )
+    )
+
+
+async def add_chat_message(
+    db: Executor, app_id: int, channel: str, author: str, message: str, at: int
+) -> str:
+    """'added', 'exists' or 'no_channel'."""
+    channel_id = await db.fetch_value(
+        "SELECT id FROM chat_channels WHERE app_id = ? AND name = ?", app_id, channel
+    )
+    if channel_id is None:
+        return "no_channel"
+    added = await db.execute(
+        "INSERT INTO chat_messages (channel_id, author, role, message, created_at) "
+        "SELECT CAST(? AS BIGINT), CAST(? AS TEXT), 'user', CAST(? AS TEXT), CAST(? AS BIGINT) "
+        "WHERE NOT EXISTS (SELECT 1 FROM chat_messages WHERE channel_id = ? AND author = ? AND message = ? "
+        "AND created_at = ?)",
+        channel_id,
+        author,
+        message,
+        at,
+        channel_id,
+        author,
+        message,
+        at,
+    )
+    return "added" if added else "exists"
+
+
+async def add_mute(db: Executor, app_id: int, username: str, until: int, now: int) -> str:
+    """'added', 'exists' or 'no_user'."""
+    user_id = await db.fetch_value("SELECT id FROM users WHERE app_id = ? AND username = ?", app_id, username)
+    if user_id is None:
+        return "no_user"
+    added = await db.execute(
+        "INSERT INTO chat_mutes (app_id, user_id, until, created_at) VALUES (?, ?, ?, ?) ON CONFLICT "
+        "DO NOTHING",
+        app_id,
+        user_id,
+        until,
+        now,
+    )
+    return "added" if added else "exists"
+
+
+async def add_button(db: Executor, app_id: int, value: str, text: str, position: int) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO loader_buttons (app_id, value, text, position) VALUES (?, ?, ?, ?) ON "
+            "CONFLICT DO NOTHING",
+            app_id,
+            value,
+            text,
+            position,
+        )
+    )
+
+
+async def add_token(
+    db: Executor,
+    *,
+    app_id: int,
+    token_hash: str,
+    token_sealed: str,
+    kind: str,
+    assigned: str,
+    banned_reason: str | None,
+    file_hash: str | None,
+    used_at: int | None,
+    now: int,
+) -> bool:
+    if await db.fetch_value("SELECT 1 FROM tokens WHERE token_hash = ?", token_hash) is not None:
+        return False
+    await db.execute(
+        "INSERT INTO tokens (app_id, token_hash, token_sealed, kind, assigned, user_id, license_key_id, "
+        "banned_reason, file_hash, used_at, created_at) VALUES (?, ?, ?, ?, ?, "
+        "(SELECT id FROM users WHERE app_id = ? AND username = ? AND ? = 'user'), "
+        "(SELECT id FROM license_keys WHERE app_id = ? AND key = ? AND ? = 'license'), ?, ?, ?, ?)",
+        app_id,
+        token_hash,
+        token_sealed,
+        kind,
+        assigned,
+        app_id,
+        assigned,
+        kind,
+        app_id,
+        assigned,
+        kind,
+        banned_reason,
+        file_hash,
+        used_at,
+        now,
+    )
+    return True
+
+
+async def add_log(
+    db: Executor, app_id: int, credential: str | None, pcuser: str | None, message: str, at: int
+) -> bool:
+    return bool(
+        await db.execute(
+            "INSERT INTO client_logs (app_id, credential, pcuser, message, created_at) SELECT CAST(? "
+            "AS BIGINT), "
+            "CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT) "
+            "WHERE NOT EXISTS (SELECT 1 FROM client_logs WHERE app_id = ? AND created_at = ? AND message = ? "
+            "AND COALESCE(credential, '') = ?)",
+            app_id,
+            credential,
+            pcuser,
+            message,
+            at,
+            app_id,
+            at,
+            message,
+            credential or "",
+        )
+    )
+
+
+async def file_exists(db: Executor, app_id: int, file_id: str) -> bool:
+    return (
+        await db.fetch_value("SELECT 1 FROM files WHERE app_id = ? AND file_id = ?", app_id, file_id)
+        is not None
+    )
