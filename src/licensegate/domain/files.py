@@ -183,30 +183,14 @@ async def add_fetched_as(
     another service keeps its id); None when the application has that id already."""
     staged = await _fetch(settings, content, url, settings.max_upload_bytes)
     final_name = check_name(name) if name else derived_name(outbound.parse_url(url).path)
-    inserted = False
     try:
-        await staged.publish()
-        try:
-            await store.insert(
-                db,
-                app_id=app_id,
-                file_id=file_id,
-                name=final_name,
-                url=url,
-                storage_key=staged.key,
-                size=staged.size,
-                authed=authed,
-                now=now,
-            )
-        except UniqueViolation:
-            return None
-        inserted = True
-        await staged.commit()
-    finally:
-        if not inserted:
-            await staged.discard()
-            await _release(content, db, staged.key)
-    return Added(file_id=file_id, name=final_name, size=staged.size, authed=authed, url=url)
+        return await _add(content, db, app_id, staged, final_name, url, authed, now, file_id=file_id)
+    except FileIdTaken:
+        return None
+
+
+class FileIdTaken(Exception):
+    """The application has a file with the id asked for already."""
 
 
 async def _fetch(settings: Settings, content: FileStore, url: str, limit: int) -> filestore.Staged:
@@ -236,17 +220,21 @@ async def _add(
     url: str | None,
     authed: bool,
     now: int,
+    *,
+    file_id: str | None = None,
 ) -> Added:
+    """Store the staged content as a file: under `file_id` (FileIdTaken when the application
+    has it), or under a new random id."""
     inserted = False
     try:
         await staged.publish()  # present before any row refers to it
-        for _ in range(ID_ATTEMPTS):
-            file_id = new_file_id()
+        for _ in range(ID_ATTEMPTS if file_id is None else 1):
+            row_file_id = file_id or new_file_id()
             try:
                 await store.insert(
                     db,
                     app_id=app_id,
-                    file_id=file_id,
+                    file_id=row_file_id,
                     name=name,
                     url=url,
                     storage_key=staged.key,
@@ -255,6 +243,8 @@ async def _add(
                     now=now,
                 )
             except UniqueViolation:
+                if file_id is not None:
+                    raise FileIdTaken(file_id) from None
                 continue
             inserted = True
             break
@@ -265,7 +255,7 @@ async def _add(
         if not inserted:
             await staged.discard()
             await _release(content, db, staged.key)
-    return Added(file_id=file_id, name=name, size=staged.size, authed=authed, url=url)
+    return Added(file_id=row_file_id, name=name, size=staged.size, authed=authed, url=url)
 
 
 # --- changing and deleting -------------------------------------------------------------------
