@@ -255,3 +255,43 @@ async def test_a_killed_import_leaves_whole_applications(
     assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 6
     assert await services.db.fetch_value("SELECT COUNT(*) FROM license_keys") == 4
     assert NOW > 0
+
+
+async def test_imported_users_sign_in_with_their_keyauth_passwords(
+    services: Services, client: httpx.AsyncClient, keyauth_dump: Path
+) -> None:
+    """bcrypt passwords and appended HWIDs work as on KeyAuth; a ban and a paused subscription
+    keep refusing; a user without a password sets it by signing in."""
+    reports = await import_dump(services, keyauth_dump)
+    hwid_two = keyauthdb.HWIDS["alice"][1]
+    lib = Hmac12Client(client, ALPHA.ownerid, ALPHA.name, ALPHA.secret)
+    await lib.init(ver="2.1")
+    login = await lib.call("login", username="alice", hwid=hwid_two, **{"pass": keyauthdb.PASSWORDS["alice"]})
+    assert login["success"] is True, login
+    assert [s["subscription"] for s in login["info"]["subscriptions"]] == ["Gold"]
+    assert (await lib.call("getvar", var="plan"))["response"] == "pro"
+    wrong = await lib.call("login", username="alice", hwid=hwid_two, **{"pass": "not-it"})
+    assert wrong["success"] is False
+    other_device = await lib.call(
+        "login", username="alice", hwid="S-1-5-21-ELSE", **{"pass": keyauthdb.PASSWORDS["alice"]}
+    )
+    assert other_device["success"] is False
+    banned = await lib.call(
+        "login", username="bob", hwid="S-1-5-21-BOB", **{"pass": keyauthdb.PASSWORDS["bob"]}
+    )
+    assert banned["success"] is False
+    paused = await lib.call(
+        "login", username="dave", hwid=keyauthdb.HWIDS["dave"][0], **{"pass": keyauthdb.PASSWORDS["dave"]}
+    )
+    assert paused["success"] is False
+    assert paused["message"] == "Your subscription is paused and can't be used right now"
+    # KeyAuth compared usernames without case; so does the imported application.
+    upper = await lib.call("login", username="ALICE", hwid=hwid_two, **{"pass": keyauthdb.PASSWORDS["alice"]})
+    assert upper["success"] is True, upper
+    # The 1.3 library, with the public key of the report.
+    lib13 = Ed25519Client13(client, ALPHA.ownerid, ALPHA.name, reports[ALPHA.name]["public_key"])
+    await lib13.init(ver="2.1")
+    body = await lib13.json(
+        "login", username="alice", hwid=keyauthdb.HWIDS["alice"][0], **{"pass": keyauthdb.PASSWORDS["alice"]}
+    )
+    assert body["success"] is True, body
