@@ -28,18 +28,14 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("email_sha1", sa.Text(), nullable=True))
-        batch_op.create_index(
-            batch_op.f("ix_users_app_id_email_sha1"), ["app_id", "email_sha1"], unique=False
-        )
-    with op.batch_alter_table("user_hwids", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("appended", sa.Integer(), server_default="0", nullable=False))
+    op.add_column("users", sa.Column("email_sha1", sa.Text(), nullable=True))
+    op.create_index(op.f("ix_users_app_id_email_sha1"), "users", ["app_id", "email_sha1"], unique=False)
+    op.add_column("user_hwids", sa.Column("appended", sa.Integer(), server_default="0", nullable=False))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("user_hwids", schema=None) as batch_op:
-        batch_op.drop_column("appended")
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_users_app_id_email_sha1"))
-        batch_op.drop_column("email_sha1")
+    # Dropped in place: a batch copy of `users` on SQLite would drop the old table, and with it
+    # (ON DELETE CASCADE) every user's grants, HWIDs and variables.
+    op.execute("ALTER TABLE user_hwids DROP COLUMN appended")
+    op.drop_index(op.f("ix_users_app_id_email_sha1"), table_name="users")
+    op.execute("ALTER TABLE users DROP COLUMN email_sha1")
