@@ -255,73 +255,78 @@ async def link_used_keys(db: Executor, app_id: int) -> None:
     )
 
 
+async def subscription_id(db: Executor, app_id: int, name: str) -> int | None:
+    """The subscription of that name (KeyAuth joined names without case where none matches exactly)."""
+    found: int | None = await db.fetch_value(
+        "SELECT id FROM subscriptions WHERE app_id = ? AND name = ? UNION ALL "
+        "SELECT id FROM subscriptions WHERE app_id = ? AND LOWER(name) = LOWER(?) LIMIT 1",
+        app_id,
+        name,
+        app_id,
+        name,
+    )
+    return found
+
+
 async def add_grant(
     db: Executor,
     *,
     app_id: int,
     username: str,
-    subscription: str,
+    sub_id: int,
     expires_at: int,
     paused_at: int | None,
     key: str | None,
     now: int,
 ) -> str:
-    """'added', 'exists', 'no_user' or 'no_subscription'. A paused grant is the same grant when
-    its time left is (a dump and a live read give it at different moments)."""
-    user_id = await db.fetch_value("SELECT id FROM users WHERE app_id = ? AND username = ?", app_id, username)
-    if user_id is None:
-        return "no_user"
-    sub_id = await db.fetch_value(
-        "SELECT id FROM subscriptions WHERE app_id = ? AND name = ? UNION ALL "
-        "SELECT id FROM subscriptions WHERE app_id = ? AND LOWER(name) = LOWER(?) LIMIT 1",
-        app_id,
-        subscription,
-        app_id,
-        subscription,
-    )
-    if sub_id is None:
-        return "no_subscription"
+    """'added', 'exists' or 'no_user': one statement while the user is there. A paused grant is
+    the same grant when its time left is (a dump and a live read give it at different moments)."""
     added = await db.execute(
         "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, paused_at, key_id, "
-        "created_at) "
-        "SELECT CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
-        "(SELECT id FROM license_keys WHERE app_id = ? AND key = ?), CAST(? AS BIGINT) WHERE NOT EXISTS "
-        "(SELECT 1 FROM user_subscriptions WHERE user_id = ? AND subscription_id = ? "
-        "AND expires_at - COALESCE(paused_at, 0) = ? AND CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END = ?)",
-        user_id,
+        "created_at) SELECT u.id, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
+        "(SELECT id FROM license_keys WHERE app_id = ? AND key = ?), CAST(? AS BIGINT) FROM users u "
+        "WHERE u.app_id = ? AND u.username = ? AND NOT EXISTS "
+        "(SELECT 1 FROM user_subscriptions g WHERE g.user_id = u.id AND g.subscription_id = ? "
+        "AND g.expires_at - COALESCE(g.paused_at, 0) = ? "
+        "AND CASE WHEN g.paused_at IS NULL THEN 0 ELSE 1 END = ?)",
         sub_id,
         expires_at,
         paused_at,
         app_id,
         key,
         now,
-        user_id,
+        app_id,
+        username,
         sub_id,
         expires_at - (paused_at or 0),
         0 if paused_at is None else 1,
     )
-    return "added" if added else "exists"
+    if added:
+        return "added"
+    return "exists" if await user_exists(db, app_id, username) else "no_user"
 
 
 async def add_user_var(
     db: Executor, *, app_id: int, username: str, name: str, value: str, read_only: bool, now: int
 ) -> str:
-    """'added', 'exists' or 'no_user'."""
-    user_id = await db.fetch_value("SELECT id FROM users WHERE app_id = ? AND username = ?", app_id, username)
-    if user_id is None:
-        return "no_user"
+    """'added', 'exists' or 'no_user': one statement while the user is there."""
     added = await db.execute(
         "INSERT INTO user_vars (app_id, user_id, name, value, read_only, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "SELECT CAST(? AS BIGINT), u.id, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), "
+        "CAST(? AS BIGINT), CAST(? AS BIGINT) FROM users u WHERE u.app_id = ? AND u.username = ? "
+        "ON CONFLICT DO NOTHING",
         app_id,
-        user_id,
         name,
         value,
         1 if read_only else 0,
         now,
         now,
+        app_id,
+        username,
     )
-    return "added" if added else "exists"
+    if added:
+        return "added"
+    return "exists" if await user_exists(db, app_id, username) else "no_user"
 
 
 # --- everything else of an application -----------------------------------------------------------

@@ -505,7 +505,14 @@ async def _write_records(
 
     say(f"{app.name}: subscriptions of users")
     missing: collections.Counter[str] = collections.Counter()
+    sub_ids: dict[str, int | None] = {}  # a handful of subscriptions, looked up once each
     for grant in _each(source, r.Sub, secret, "user subscriptions", say):
+        if grant.subscription not in sub_ids:
+            sub_ids[grant.subscription] = await store.subscription_id(tx, app_id, grant.subscription)
+        sub_id = sub_ids[grant.subscription]
+        if sub_id is None:
+            _count(report, "user_subscriptions", "no_subscription", missing)
+            continue
         if grant.paused:  # remaining seconds at the source's time: the clock stays stopped there
             expires_at, paused_at = read_at + max(grant.expiry, 0), read_at
         else:
@@ -514,7 +521,7 @@ async def _write_records(
             tx,
             app_id=app_id,
             username=grant.user,
-            subscription=grant.subscription,
+            sub_id=sub_id,
             expires_at=expires_at,
             paused_at=paused_at,
             key=grant.key,
