@@ -30,7 +30,22 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import orjson
 
+from licensegate.licensefile import DEFAULT_SKEW, LicenseFile, LicenseFileError, key_id
+from licensegate.licensefile import read as read_license_file
 from licensegate.signing import hmac_hex, verify
+
+__all__ = [
+    "Answer",
+    "Client",
+    "ClientError",
+    "Entitlement",
+    "LicenseFile",
+    "LicenseFileError",
+    "TamperedAnswer",
+    "key_id",
+    "verify_answer",
+    "verify_license_file",
+]
 
 Dialect = Literal["1.0", "1.1", "1.2", "1.3"]
 DIALECTS: tuple[Dialect, ...] = ("1.0", "1.1", "1.2", "1.3")
@@ -130,6 +145,36 @@ def verify_answer(
     if clientnonce is not None and body.get("clientnonce") != clientnonce:
         raise TamperedAnswer("the answer does not echo this request's clientnonce (replayed?)")
     return body
+
+
+def verify_license_file(
+    text: str,
+    trusted: Mapping[str, str],
+    *,
+    ownerid: str,
+    name: str,
+    hwid: str | None,
+    license_key: str | None = None,
+    now: float | None = None,
+    skew: int = DEFAULT_SKEW,
+) -> LicenseFile:
+    """Verify a signed license file without the server (docs/offline.md): its signature by one of
+    the `trusted` public keys (key id -> 64 hex, shipped with the program; build it with
+    `key_id(public_key)` or from the seller API's `fetchlicensekeys`), that it is this
+    application's, bound to this machine's `hwid`, and not expired (allowing `skew` seconds of
+    clock difference). An encrypted file needs the `license_key` too. Raises
+    `LicenseFileError`, whose `reason` is one of `malformed`, `unknown_key`, `tampered`,
+    `cannot_decrypt`, `wrong_application`, `wrong_hwid`, `expired`, `not_yet_valid`."""
+    return read_license_file(
+        text,
+        trusted,
+        ownerid=ownerid,
+        name=name,
+        hwid=hwid,
+        now=time.time() if now is None else now,
+        license_key=license_key,
+        skew=skew,
+    )
 
 
 class Client:
@@ -264,6 +309,11 @@ class Client:
     async def entitlements(self) -> Answer:
         """Get Entitlements: the logged-in user's, with their metadata (`answer.entitlements`)."""
         return await self.call("entitlements")
+
+    async def license_file(self, *, encrypt: bool = False) -> Answer:
+        """Get License File: a signed file for offline starts, in `answer["file"]`; keep it and
+        check it with `verify_license_file` when the server cannot be reached."""
+        return await self.call("licensefile", encrypt=1 if encrypt else None)
 
     async def forgot(self, username: str, email: str) -> Answer:
         return await self.call("forgot", username=username, email=email)

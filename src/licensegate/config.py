@@ -163,6 +163,18 @@ class Settings:
         minimum=1,
     )
     login_lock_max: int = setting(3600, "the longest a lock-out lasts, in seconds", minimum=1)
+    license_file_ttl: int = setting(
+        30 * 86400,
+        "how long a signed license file stays valid offline, in seconds, for applications that set "
+        "none of their own (`setlicensefiles`); at least one hour",
+        minimum=3600,
+    )
+    license_file_cooldown: int = setting(
+        3600,
+        "seconds a user waits between license files a client asks for, for applications that set "
+        "none of their own (the seller's own issuing is not limited)",
+        minimum=0,
+    )
     log_lines_per_session: int = setting(
         100, "client log lines (`log`) one client session may store; more are refused", minimum=1
     )

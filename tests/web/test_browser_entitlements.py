@@ -1,14 +1,19 @@
 """In Chromium, against a real server: the Entitlements page (create, a refusal beside its field,
 edit) and the entitlements part of the subscription, key and user pages (attach, detach), checked
-through the seller API, each page audited for accessibility."""
+through the seller API; the license-file button of a user's page (a download that verifies
+offline, a refusal shown); each page audited for accessibility."""
 
 from __future__ import annotations
 
+import base64
 import re
+from pathlib import Path
 
+import orjson
 import pytest
 from playwright.sync_api import expect
 
+from licensegate import client as lg
 from tests.live import LiveServer, seller_call
 from tests.web.browser import Tab
 from tests.web.test_browser_seller_pages import open_shop
@@ -81,3 +86,42 @@ def test_entitlements_on_their_page_and_on_subscription_key_and_user_pages(
     assert attached(dashboard_server, sellerkey, user="ann") == ["export"]
     tab.audit("user-entitlements")
     tab.check_console()
+
+
+def test_issue_a_license_file_from_the_user_page(tab: Tab, dashboard_server: LiveServer) -> None:
+    """The button downloads a file that verifies offline; a refusal comes back as a message."""
+    page = tab.page
+    sellerkey = open_shop(tab, dashboard_server, "fileseller", "File Shop")
+    made = seller_call(dashboard_server, sellerkey, "adduser", user="bea", sub="default", expiry="30")
+    assert made.json()["success"] is True, made.text
+    nav = page.get_by_role("navigation", name="Application")
+    nav.get_by_role("link", name="Users").click()
+    page.get_by_role("link", name="bea", exact=True).first.click()
+    section = page.get_by_role("region", name="License file")
+    section.get_by_label("For the machine (HWID)").fill("machine-0000000000000001")
+    tab.audit("user-license-file")
+    with page.expect_download() as download:
+        section.get_by_role("button", name="Issue a license file").click()
+    text = Path(download.value.path()).read_text()
+    keys = seller_call(dashboard_server, sellerkey, "fetchlicensekeys").json()["keys"]
+    verified = lg.verify_license_file(
+        text,
+        {item["kid"]: item["public_key"] for item in keys},
+        ownerid=verified_ownerid(text),
+        name="File Shop",
+        hwid="machine-0000000000000001",
+    )
+    assert verified.user == "bea"
+    # Encryption needs a key the user redeemed: bea has none, so the page says why.
+    page.get_by_role("region", name="License file").get_by_label(
+        "Encrypt it for that machine and key"
+    ).check()
+    page.get_by_role("region", name="License file").get_by_role("button", name="Issue a license file").click()
+    expect(page.get_by_role("status")).to_contain_text("An encrypted license file needs a license key")
+    tab.check_console()
+
+
+def verified_ownerid(text: str) -> str:
+    """The ownerid the file names (the test's own application)."""
+    payload = orjson.loads(base64.b64decode(text.splitlines()[1]))
+    return str(payload["app"]["ownerid"])

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from licensegate import ids, signing
+from licensegate import ids, licensefile, signing
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.signing import Signer, SignerCache
 from licensegate.store import appkeys as store
-from licensegate.store.database import Database, Executor
+from licensegate.store.database import Database, Executor, Row
 
 SECRET = "apps.secret"  # noqa: S105  (a purpose label, not a secret)
 SIGNING_KEY = "apps.signing_key"
@@ -87,7 +87,14 @@ async def client_keys(db: Executor, box: SecretBox, app_id: int) -> ClientKeys:
 
 
 async def rotate_signing_key(db: Executor, box: SecretBox, app_id: int, now: int) -> str:
-    """A new key pair; answers are signed with it from now on. Returns the new public key."""
+    """A new key pair; answers and license files are signed with it from now on. The old public
+    key is kept (`retired_public_keys`): files it signed verify until they expire in programs
+    that still trust it. Returns the new public key."""
+    old = await store.get(db, app_id)
+    if old is not None and old["public_key"] is not None:
+        await store.retire_public_key(
+            db, app_id, kid=licensefile.key_id(old["public_key"]), public_key=old["public_key"], now=now
+        )
     seed = signing.new_seed()
     public_key = signing.public_key_of(seed)
     await store.set_signing_key(
@@ -187,3 +194,8 @@ class Signers:
             sealed, _public = await _deployment_row(db, self._box, now)
             self._deployment = self._signer(sealed, DEPLOYMENT_SIGNING_KEY)
         return self._deployment
+
+
+async def retired_public_keys(db: Executor, app_id: int) -> list[Row]:
+    """The public halves of the application's earlier signing keys, newest first."""
+    return await store.retired_public_keys(db, app_id)

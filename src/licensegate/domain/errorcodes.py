@@ -808,6 +808,35 @@ ENTITLEMENT_TARGET = E(
     "Attach or detach named none, or more than one, of a subscription, a key and a user.",
 )
 
+# --- license files -----------------------------------------------------------------------------
+
+LICENSE_FILE_COOLDOWN = E(
+    "license_file_cooldown",
+    "rate_limited",
+    "A license file was issued to this user recently; try again in {remaining} seconds.",
+    "Get License File: the user's previous file is younger than the application's license-file "
+    "cooldown (`setlicensefiles`, default `LICENSEGATE_LICENSE_FILE_COOLDOWN`); 429 with "
+    "`Retry-After` (200 on KeyAuth's dialects, which answer every refusal so).",
+)
+LICENSE_FILE_NEEDS_KEY = E(
+    "license_file_needs_key",
+    "invalid",
+    "An encrypted license file needs a license key the user redeemed and the machine's HWID.",
+    "An encrypted license file was asked for a user who redeemed no key, or without an HWID.",
+)
+LICENSE_FILE_NO_USER = E(
+    "license_file_no_user",
+    "invalid",
+    "The key '{key}' has not been redeemed: a license file is issued for its user.",
+    "Issue License File named a key nobody has redeemed yet.",
+)
+INVALID_LICENSE_FILE_TTL = E(
+    "invalid_license_file_ttl",
+    "invalid",
+    "A license file's validity is at least 3600 seconds (one hour).",
+    "`setlicensefiles` was given a `ttl` under one hour.",
+)
+
 # --- variables ---------------------------------------------------------------------------------
 
 VARIABLE_NOT_FOUND = E(

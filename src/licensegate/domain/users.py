@@ -526,8 +526,11 @@ async def unpause(db: Database, scope: Scope, username: str, now: int) -> int:
 
 
 async def reset_hwids(db: Database, scope: Scope, username: str, now: int) -> int:
+    """Forget the user's HWIDs and end their client sessions: the next online check logs in anew
+    (a program holding a signed license file is refused there until it does)."""
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
+        await session_store.end_for_user(tx, user["id"])
         return await store.reset_hwids(tx, user["id"], now)
 
 

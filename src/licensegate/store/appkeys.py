@@ -58,3 +58,20 @@ async def insert_deployment_key(db: Executor, *, signing_key: str, public_key: s
         public_key,
         now,
     )
+
+
+async def retire_public_key(db: Executor, app_id: int, *, kid: str, public_key: str, now: int) -> None:
+    """Keep a replaced signing key's public half: license files it signed verify until they end."""
+    await db.execute(
+        "INSERT INTO app_key_history (app_id, kid, public_key, retired_at) VALUES (?, ?, ?, ?)",
+        app_id,
+        kid,
+        public_key,
+        now,
+    )
+
+
+async def retired_public_keys(db: Executor, app_id: int) -> list[Row]:
+    return await db.fetch_all(
+        "SELECT kid, public_key, retired_at FROM app_key_history WHERE app_id = ? ORDER BY id DESC", app_id
+    )

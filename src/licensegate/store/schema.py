@@ -124,6 +124,10 @@ apps = sa.Table(
     _flag("case_insensitive_usernames", 0),  # usernames compare by their case fold (users.username_key)
     _text("web_loader_download"),  # the web loader program's download link (KeyAuth's `webdownload`)
     _flag("customer_panel", 0),  # 1: end users may sign in to the customer panel
+    # Signed license files: validity and the wait between a user's files (NULL: the deployment's
+    # LICENSEGATE_LICENSE_FILE_TTL / _COOLDOWN).
+    sa.Column("license_file_ttl", sa.Integer),
+    sa.Column("license_file_cooldown", sa.Integer),
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("account_id", "name"),
@@ -387,6 +391,7 @@ users = sa.Table(
     # What logins look a name up by, unique per application: the name itself, or its fold while
     # the application compares names case-insensitively.
     _text("username_key"),
+    _time("license_file_at"),  # when a client last got a license file (its cooldown)
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "username_key", unique=True),
     sa.Index(None, "app_id", "email_lower"),
@@ -543,6 +548,39 @@ tokens = sa.Table(
     sa.Index(None, "app_id", "assigned"),
     sa.Index(None, "user_id"),
     sa.Index(None, "license_key_id"),
+)
+
+# Every signed license file issued: its serial, whom and what machine it is for, when it ends.
+license_files = sa.Table(
+    "license_files",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("serial", nullable=False),
+    _ref("users", ondelete="SET NULL", nullable=True),
+    _ref("license_keys", ondelete="SET NULL", nullable=True, name="key_id"),
+    _text("username", nullable=False),
+    _text("hwid"),
+    _text("kid", nullable=False),
+    _flag("encrypted", 0),
+    _text("issued_by", nullable=False),  # client | the seller's actor
+    _time("issued_at", nullable=False),
+    _time("expires_at", nullable=False),
+    sa.UniqueConstraint("serial"),
+    sa.Index(None, "app_id", "id"),
+    sa.Index(None, "user_id"),
+)
+
+# An application's earlier signing keys (public halves), so files they signed keep verifying.
+app_key_history = sa.Table(
+    "app_key_history",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("kid", nullable=False),
+    _text("public_key", nullable=False),
+    _time("retired_at", nullable=False),
+    sa.Index(None, "app_id", "id"),
 )
 
 # The deployment's own Ed25519 key: it signs answers that name no known application.

@@ -25,6 +25,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     loader,
     tokens,
     entitlements,
+    licensefiles,
 )
 
 # isort: on

@@ -21,6 +21,7 @@ from licensegate.domain.permissions import Scope
 from licensegate.web import seller
 from licensegate.web.navigation import AppPage, open_app
 from licensegate.web.pages.attached_entitlements import attached
+from licensegate.web.pages.licensefiles import issue_form
 from licensegate.web.pages.licenses import reseller_of
 from licensegate.web.pages.users import STATUS_CLASS
 from licensegate.web.visit import Visit, page
@@ -100,7 +101,15 @@ async def user_page(visit: Visit) -> Response:
     path = app.path(f"users/{user['id']}")
     ent = await attached(visit, app, "user", user["id"], user["username"], path)
     return await _render(
-        visit, app, "details/user.html", user["username"], path, (user["username"],), user, ent=ent
+        visit,
+        app,
+        "details/user.html",
+        user["username"],
+        path,
+        (user["username"],),
+        user,
+        ent=ent,
+        lic_form=issue_form(visit, app, "user", user["username"], path),
     )
 
 
@@ -142,6 +151,7 @@ async def key_page(visit: Visit) -> Response:
         key=key,
         may_see_user=may_see_user,
         ent=await attached(visit, app, "key", key["id"], key["key"], path),
+        lic_form=issue_form(visit, app, "key", key["key"], path) if key["used_by_user_id"] else None,
     )
 
 
