@@ -10,7 +10,6 @@ docs/benchmarks.md come from here.
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlencode
@@ -20,24 +19,16 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import make_settings  # noqa: E402
-from tests.databases import create_sqlite_template, sqlite_copy  # noqa: E402
 
-from bench.signing import _discard, _receive, _scope, fastest, logged_in  # noqa: E402
+from bench.signing import _discard, _receive, _scope, fastest, logged_in, open_services  # noqa: E402
 from licensegate import client as lg  # noqa: E402
 from licensegate.app import build_app  # noqa: E402
-from licensegate.services import Services  # noqa: E402
 
 HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
 
 
 async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
-    folder = Path(tempfile.mkdtemp(prefix="lgfiles"))
-    url = sqlite_copy(create_sqlite_template(folder), folder / "bench.db")
-    unlimited = 10**9  # the calls come from one address and one session
-    services = await Services.open(
-        make_settings(url, folder / "data", client_address_limit=unlimited, client_session_limit=unlimited)
-    )
+    services = await open_services("lgfiles")
     results: dict[str, list[float]] = {}
     try:
         app = build_app(services.settings, services)

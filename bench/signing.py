@@ -67,13 +67,19 @@ class Unsigned(signing.Signer):
         return "0" * 128
 
 
-async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
-    folder = Path(tempfile.mkdtemp(prefix="lgsign"))
+async def open_services(prefix: str) -> Services:
+    """The services over a new migrated SQLite database, with no per-address or per-session
+    limit (a benchmark's calls come from one address and one session)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     url = sqlite_copy(create_sqlite_template(folder), folder / "bench.db")
-    unlimited = 10**9  # the calls come from one address and one session
-    services = await Services.open(
+    unlimited = 10**9
+    return await Services.open(
         make_settings(url, folder / "data", client_address_limit=unlimited, client_session_limit=unlimited)
     )
+
+
+async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
+    services = await open_services("lgsign")
     results: dict[str, list[float]] = {}
     try:
         transport = httpx.ASGITransport(app=build_app(services.settings, services))

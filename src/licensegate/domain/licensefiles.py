@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate import licensefile
+from licensegate.config import Settings
 from licensegate.domain import appkeys, entitlements, errorcodes
 from licensegate.domain.appkeys import Signers
 from licensegate.domain.errors import RateLimited, Refusal
@@ -36,6 +37,10 @@ class Policy:
 
     ttl: int
     cooldown: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Policy:
+        return cls(ttl=settings.license_file_ttl, cooldown=settings.license_file_cooldown)
 
 
 @dataclass(frozen=True, slots=True)

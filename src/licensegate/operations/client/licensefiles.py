@@ -9,11 +9,6 @@ from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
 
-def policy(call: ClientCall) -> licensefiles.Policy:
-    settings = call.services.settings
-    return licensefiles.Policy(ttl=settings.license_file_ttl, cooldown=settings.license_file_cooldown)
-
-
 @registry.operation(
     "licensefile",
     group="Licensing",
@@ -56,7 +51,7 @@ async def get_license_file(call: ClientCall) -> dict[str, Any]:
         call.db,
         call.services.secrets,
         call.services.signers,
-        policy(call),
+        licensefiles.Policy.of(call.services.settings),
         call.app.id,
         ask,
         msg=await call.messages(),

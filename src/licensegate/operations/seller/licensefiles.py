@@ -15,11 +15,6 @@ from licensegate.operations.seller.registry import SellerCall, registry
 GROUP = "License Files"
 
 
-def policy(call: SellerCall) -> licensefiles.Policy:
-    settings = call.services.settings
-    return licensefiles.Policy(ttl=settings.license_file_ttl, cooldown=settings.license_file_cooldown)
-
-
 async def _user_of(call: SellerCall, user: str | None, key: str | None) -> tuple[int, str | None]:
     """The user the call names (by name, or as the user who redeemed `key`) and the key."""
     if (user is None) == (key is None):
@@ -73,7 +68,7 @@ async def issue(call: SellerCall) -> dict[str, Any]:
         call.db,
         call.services.secrets,
         call.services.signers,
-        policy(call),
+        licensefiles.Policy.of(call.services.settings),
         call.app_id,
         ask,
         msg=Messages({}),
