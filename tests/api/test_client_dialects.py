@@ -17,6 +17,7 @@ import pytest
 
 from licensegate import client as lg
 from licensegate.api.envelope import DIALECTS, unix_seconds
+from licensegate.clock import MovableClock
 from licensegate.domain import sessions
 from licensegate.domain.apps import create_application
 from licensegate.services import Services
@@ -336,3 +337,23 @@ async def test_entitlements_on_every_dialect(app: App, dialect: lg.Dialect) -> N
     listed = await program.entitlements()
     assert listed.success, listed.body
     assert listed.entitlements == [lg.Entitlement("export", "Export", {"seats": 5})]
+
+
+async def test_license_file_on_every_dialect(app: App, dialect: lg.Dialect, clock: MovableClock) -> None:
+    """Get License File through `licensegate.client`, verified offline; its cooldown is 429 with
+    `Retry-After` on every dialect (KeyAuth's libraries understand 429)."""
+    key = await app.key()
+    program = app.client(dialect)
+    await program.init()
+    assert (await program.license(key, hwid=HWID)).success
+    answer = await program.license_file()
+    assert answer.success, answer.body
+    keys = (await app.seller.ok("fetchlicensekeys"))["keys"]
+    trusted = {item["kid"]: item["public_key"] for item in keys}
+    verified = lg.verify_license_file(
+        answer["file"], trusted, ownerid=app.seller.ownerid, name="app", hwid=HWID, now=clock.now()
+    )
+    assert (verified.user, verified.serial) == (key, answer["serial"])
+    again = await program.license_file()
+    assert (again.status, again.error) == (429, "license_file_cooldown")
+    assert again.headers["retry-after"] == "3600"

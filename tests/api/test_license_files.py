@@ -11,11 +11,12 @@ import pytest
 
 from licensegate import client as lg
 from licensegate.clock import MovableClock
+from licensegate.domain import timeline
 from licensegate.domain.apps import create_application
 from licensegate.services import Services
 from tests.api.test_client_license import HWID, OTHER_HWID, new_key
 from tests.api.test_client_license import app as app  # the fixture: an initialised program
-from tests.helpers import Client, Seller, client_of
+from tests.helpers import Client, Seller, client_of, user_id_of
 
 pytestmark = pytest.mark.anyio
 
@@ -156,6 +157,15 @@ async def test_seller_issues_for_a_user_or_a_key_and_every_file_is_audited(
         "SELECT COUNT(*) FROM license_files WHERE app_id = ?", seller.app_id
     )
     assert issued == 3
+    # ... and in the user's timeline on the dashboard, newest first.
+    user_id = await user_id_of(services, seller.app_id, key)
+    sources = timeline.Sources(seller.app_id, (key,), user_id, f"user:{key}")
+    shown = (await timeline.page(services.db, sources, "")).entries
+    assert [entry["text"] for entry in shown if entry["kind"] == "audit"][:3] == [
+        "issuelicensefile",
+        "issuelicensefile",
+        "licensefile",
+    ]
 
 
 async def test_a_ban_refuses_the_next_online_check_though_the_file_still_verifies(

@@ -816,7 +816,7 @@ LICENSE_FILE_COOLDOWN = E(
     "A license file was issued to this user recently; try again in {remaining} seconds.",
     "Get License File: the user's previous file is younger than the application's license-file "
     "cooldown (`setlicensefiles`, default `LICENSEGATE_LICENSE_FILE_COOLDOWN`); 429 with "
-    "`Retry-After` (200 on KeyAuth's dialects, which answer every refusal so).",
+    "`Retry-After` on every dialect (KeyAuth's too, as for every rate limit).",
 )
 LICENSE_FILE_NEEDS_KEY = E(
     "license_file_needs_key",
