@@ -1,5 +1,4 @@
-"""The `licensegate` command: serve, migrate, create-app, create-account, set-password, public-key,
-rotate-key, reseal, seller, backup, restore, import-keyauth, openapi, reference."""
+"""The `licensegate` command and its subcommands (`licensegate --help` lists them all)."""
 
 from __future__ import annotations
 
@@ -601,7 +600,7 @@ def cmd_reference(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     from licensegate import __version__
 
-    top = argparse.ArgumentParser(prog="licensegate", description=__doc__)
+    top = argparse.ArgumentParser(prog="licensegate")
     top.add_argument("--version", action="version", version=f"licensegate {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
     db_help = (
@@ -730,6 +729,8 @@ def parser() -> argparse.ArgumentParser:
     )
     reference.add_argument("--output", default="docs", help="documentation folder (default: docs)")
     reference.set_defaults(run=cmd_reference)
+    # The summary names every subcommand, from the parser itself, so it cannot leave one out.
+    top.description = f"The `licensegate` command: {', '.join(sub.choices)}."
     return top
 
 

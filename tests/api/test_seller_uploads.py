@@ -174,3 +174,28 @@ async def test_an_upload_by_a_key_without_the_files_area_is_refused_unread(
     response, sent = await upload_with(client, seller.key)
     assert response.status_code == 200, response.json()
     assert sent == CountingBody.PIECES
+
+
+async def test_an_upload_with_its_credentials_in_the_form_body_is_told_where_they_go(
+    seller: Seller, client: httpx.AsyncClient
+) -> None:
+    # All in the body (as a browser form or `curl -F` sends it): the query names no operation.
+    response = await client.post(
+        SELLER_PATH,
+        data={"sellerkey": seller.key, "type": "upload", "name": "tool.zip"},
+        files={"file": ("tool.zip", b"x" * 10, "application/zip")},
+    )
+    body = response.json()
+    assert (response.status_code, body["error"]) == (400, "upload_credentials_in_query")
+    assert "query string" in body["message"]
+    assert "Too many files" not in body["message"]
+    # The type in the query, the key in the body: the body is not read to find it.
+    response = await client.post(
+        SELLER_PATH,
+        params={"type": "upload"},
+        data={"sellerkey": seller.key, "name": "tool.zip"},
+        files={"file": ("tool.zip", b"x" * 10, "application/zip")},
+    )
+    body = response.json()
+    assert (response.status_code, body["error"]) == (401, "missing_seller_key")
+    assert "query string" in body["message"]

@@ -75,7 +75,7 @@ async def read_form_body(request: Request, max_bytes: int) -> dict[str, str]:
 
 
 async def read_multipart(
-    request: Request, max_bytes: int, file_fields: tuple[str, ...]
+    request: Request, max_bytes: int, file_fields: tuple[str, ...], *, query_names_operation: bool = True
 ) -> tuple[dict[str, str], dict[str, UploadFile], FormData]:
     """Text fields and the accepted file fields of a multipart/form-data body.
 
@@ -87,7 +87,9 @@ async def read_multipart(
     if int(declared) > max_bytes:
         raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
     try:
-        form = await request.form(max_files=len(file_fields), max_fields=MAX_FIELDS, max_part_size=64 * 1024)
+        # One file part is let through even where none is taken, to be refused below by name.
+        max_files = max(1, len(file_fields))
+        form = await request.form(max_files=max_files, max_fields=MAX_FIELDS, max_part_size=64 * 1024)
     except ClientDisconnect as exc:
         raise incomplete_body() from exc
     except (MultiPartException, HTTPException) as exc:
@@ -103,6 +105,8 @@ async def read_multipart(
             files[name] = value
         else:
             await form.close()
+            if not query_names_operation:  # an upload's `type` (and key) sent in the body
+                raise errorcodes.UPLOAD_CREDENTIALS_IN_QUERY()
             raise errorcodes.INVALID_MULTIPART(f"Unexpected file field '{name[:64]}'.")
     return fields, files, form
 

@@ -48,7 +48,7 @@ INVALID_PARAMETER = E(
 INVALID_BOOLEAN = E(
     "invalid_boolean",
     "invalid",
-    "Parameter '{name}' must be 1 or 0.",
+    "Parameter '{name}' must be 1 or 0 (also accepted: true/false, yes/no, on/off).",
     "A flag is not one of 1/0/true/false/yes/no/on/off (`param` names it).",
 )
 INVALID_NUMBER = E(
@@ -163,7 +163,7 @@ MISSING_NAME = E(
 UNKNOWN_APPLICATION = E(
     "unknown_application",
     "unauthorized",
-    "The application doesn't exist: no application has this ownerid and name.",
+    "No application has this ownerid and name: the application doesn't exist.",
     "No application has this `ownerid` and `name`.",
 )
 MISSING_SESSION = E(
@@ -237,6 +237,15 @@ SESSION_USER_GONE = E(
 
 # --- seller keys, team accounts, permissions ----------------------------------------------------
 
+UPLOAD_CREDENTIALS_IN_QUERY = E(
+    "upload_credentials_in_query",
+    "invalid",
+    "An upload's 'sellerkey' and 'type' go in the query string "
+    "(/api/seller/?sellerkey=...&type=upload); the multipart body carries the file and the other "
+    "fields.",
+    "A multipart body carried a file while the query string named no operation: an upload's "
+    "`type` and `sellerkey` are read from the query string, before the body.",
+)
 MISSING_SELLER_KEY = E(
     "missing_seller_key", "unauthorized", "No seller key specified.", "No `sellerkey` was given."
 )

@@ -18,7 +18,7 @@ from licensegate.api.envelope import (
 )
 from licensegate.api.request import merge, read_form_body, read_multipart, read_query
 from licensegate.bodies import content_type_of
-from licensegate.domain import permissions, sellerkeys
+from licensegate.domain import errorcodes, permissions, sellerkeys
 from licensegate.domain.errors import Refusal
 from licensegate.metrics import TYPE_KEY
 from licensegate.operations.declarations import Operation, status_of
@@ -62,6 +62,11 @@ async def endpoint(request: Request) -> Response:
         multipart = request.method == "POST" and content_type_of(request) == "multipart/form-data"
         file_fields = op.uploads if op is not None and multipart else ()
         caller: Caller | None = None
+        if file_fields and not query.get("sellerkey"):  # an upload's body is never read to find it
+            raise errorcodes.MISSING_SELLER_KEY(
+                "No seller key in the query string: an upload takes 'sellerkey' (and 'type') there "
+                "(/api/seller/?sellerkey=...&type=upload); the multipart body carries the file."
+            )
         if file_fields or "sellerkey" in query:
             # Authenticate before a body is read: an upload may be 50 MiB, spooled to disk, and
             # only a caller who may use the operation gets that far. The query's key wins over
@@ -75,7 +80,9 @@ async def endpoint(request: Request) -> Response:
                 await invoke(services, caller, op, query)  # refuses, noted as any refusal is
         if multipart:
             limit = settings.max_upload_bytes + UPLOAD_OVERHEAD if file_fields else settings.max_body_bytes
-            fields, uploads, form = await read_multipart(request, limit, file_fields)
+            fields, uploads, form = await read_multipart(
+                request, limit, file_fields, query_names_operation=op is not None
+            )
             raw = merge(query, fields)
         else:
             limit = (op.max_body_bytes if op is not None else None) or settings.max_body_bytes
