@@ -12,7 +12,8 @@ flags, full webhook URLs) stays in `StandinApp` so a test can compare.
 Rate limiting is counted, not timed, so tests do not depend on the machine's speed: after `burst`
 answered requests every request is refused with 429 and `Retry-After: retry_after` until that many
 seconds have passed, then the count starts again. `fail_after` makes it fail hard (HTTP 500) once
-that many requests were answered, until the test sets it back to None.
+that many requests were answered, until the test sets it back to None; `hold_after` holds the
+next request until the test sets `release`.
 """
 
 from __future__ import annotations
@@ -92,9 +93,24 @@ def sid(rng: random.Random) -> str:
     )
 
 
-def generate(users: int = 40, keys: int = 30, *, seed: int = 25, now: int | None = None) -> StandinApp:
+def real_bcrypt(password: str) -> str:
+    """What PHP's password_hash() writes ($2y$), at the lowest cost so tests stay quick."""
+    import bcrypt
+
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode().replace("$2b$", "$2y$", 1)
+
+
+def password_of(username: str) -> str:
+    """The password a generated user registered with (a License Login user's is its key)."""
+    return f"pw-{username}"
+
+
+def generate(
+    users: int = 40, keys: int = 30, *, seed: int = 25, now: int | None = None, real_passwords: bool = False
+) -> StandinApp:
     """An application as KeyAuth's code leaves it: keys Not Used/Used/Banned/Paused, license-login
-    users (username = key), users with appended HWIDs, active, expired and paused subscriptions."""
+    users (username = key, password = bcrypt of the key), users with appended HWIDs, active,
+    expired and paused subscriptions. With `real_passwords` the hashes verify (`password_of`)."""
     rng = random.Random(seed)
     now = int(time.time()) if now is None else now
     owner = "seller" + _alnum(rng, 4, string.ascii_lowercase)
@@ -165,7 +181,7 @@ def generate(users: int = 40, keys: int = 30, *, seed: int = 25, now: int | None
             "id": str(index + 1),
             "username": username,
             "email": email,
-            "password": fake_bcrypt(rng) if index % 13 != 7 else None,  # NULL: first login sets it
+            "password": None if index % 13 == 7 else fake_bcrypt(rng),  # NULL: the first login sets it
             "hwid": hwid,
             "app": app.secret,
             "owner": owner,
@@ -175,11 +191,15 @@ def generate(users: int = 40, keys: int = 30, *, seed: int = 25, now: int | None
             "ip": f"203.0.113.{index % 250 + 1}",
             "cooldown": None,
         }
+        if real_passwords and user["password"] is not None:
+            user["password"] = real_bcrypt(username if licensed else password_of(username))
         app.users.append(user)
         if banned:
             app.bans.append({"hwid": hwid, "ip": None, "type": "hwid"})
             app.bans.append({"hwid": None, "ip": user["ip"], "type": "ip"})
         if key is not None:
+            if index == 0:  # one License Login user holds a lifetime key: still active today
+                key["expires"] = str(durations[-1])
             key["status"] = "Used"
             key["usedby"] = username
             key["usedon"] = created
@@ -274,6 +294,9 @@ class Standin:
         self.burst = burst
         self.retry_after = retry_after
         self.fail_after: int | None = None
+        # Held: once `hold_after` requests were answered, the next waits until `release` is set.
+        self.hold_after: int | None = None
+        self.release = threading.Event()
         self.answered: list[str] = []  # "type" or "userdata:<user>" of every 200/406 answer, in order
         self.failed: list[str] = []  # the same for every 500 answer
         self.limited = 0  # 429s answered
@@ -285,6 +308,8 @@ class Standin:
         return int(time.time())
 
     def answer(self, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if self.hold_after is not None and len(self.answered) >= self.hold_after:
+            self.release.wait(60)
         with self._lock:
             key = query.get("sellerkey", "")
             if len(key) != 32:

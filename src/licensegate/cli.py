@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from licensegate.config import ENV_PREFIX, ConfigError, Settings, with_markdown_table
 
@@ -499,13 +499,24 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def keyauth_source(args: argparse.Namespace) -> Source:
-    """The source `import-keyauth` reads, from its arguments."""
+def keyauth_source(args: argparse.Namespace, settings: Settings) -> Source:
+    """The source `import-keyauth` reads, from its arguments (a seller-API read happens here,
+    before anything is written)."""
     from pathlib import Path
 
+    from licensegate.domain.keyauthimport.checkpoint import CheckpointError
     from licensegate.domain.keyauthimport.dumpfile import DumpError, DumpSource
+    from licensegate.domain.keyauthimport.exportfiles import ExportFileError
     from licensegate.domain.keyauthimport.mysqlread import MySqlError, MySqlSource
+    from licensegate.domain.keyauthimport.sellerread import SellerApiError
 
+    given = [name for name in ("dump", "mysql", "seller_key") if getattr(args, name)]
+    if args.keys or args.users:
+        given.append("keys")
+    if len(given) != 1:
+        raise CommandError(
+            "name one source: --dump FILE.sql, --mysql URL, --seller-key KEY or --keys/--users"
+        )
     try:
         if args.dump:
             path = Path(args.dump)
@@ -514,9 +525,109 @@ def keyauth_source(args: argparse.Namespace) -> Source:
             return DumpSource(path, args.app)
         if args.mysql:
             return MySqlSource(args.mysql, args.app)
-    except (DumpError, MySqlError) as exc:
+        if args.seller_key:
+            return _seller_api_source(args, settings)
+        return _export_files_source(args)
+    except (DumpError, MySqlError, ExportFileError, SellerApiError, CheckpointError) as exc:
         raise CommandError(str(exc)) from None
-    raise CommandError("name a source: --dump FILE.sql or --mysql URL")
+
+
+def _seller_api_source(args: argparse.Namespace, settings: Settings) -> Source:
+    """Read the application through KeyAuth's seller API into the checkpoint (resumed with
+    --resume); progress on stderr."""
+    import asyncio
+    from pathlib import Path
+
+    from licensegate.clock import SystemClock
+    from licensegate.domain.keyauthimport.pacing import parse_pace
+    from licensegate.domain.keyauthimport.sellerapi import default_checkpoint, read_seller_api
+
+    try:
+        pace = parse_pace(args.pace)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    checkpoint = Path(args.checkpoint) if args.checkpoint else default_checkpoint(args.seller_key, Path.cwd())
+    progress = ReadProgress(sys.stderr)
+    reading = read_seller_api(
+        settings,
+        args.seller_key,
+        checkpoint=checkpoint,
+        resume=args.resume,
+        now=SystemClock().now(),
+        base_url=args.from_url,
+        pace=pace,
+        with_logs=args.with_logs,
+        progress=progress,
+    )
+    source, stats = asyncio.run(reading)
+    progress.end(
+        f"read in {stats.requests} requests ({stats.rate_limited} waits after 429); checkpoint {checkpoint}"
+    )
+    return source
+
+
+class ReadProgress:
+    """A seller-API read's progress on stderr: a bar redrawn in place on a terminal, a line every
+    100 steps elsewhere."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.terminal = out.isatty()
+
+    async def __call__(self, done: int, total: int | None, step: str) -> None:
+        if self.terminal:
+            if total:
+                filled = 30 * done // total
+                bar = "#" * filled + "." * (30 - filled)
+                self.out.write(f"\r[{bar}] {done}/{total} {step.split(':', 1)[0]:<18}")
+            else:
+                self.out.write(f"\r{done} lists read ({step})".ljust(60))
+            self.out.flush()
+        elif total is None or done % 100 == 0 or done == total:
+            print(
+                f"seller API: {done}{f'/{total}' if total else ''} steps ({step.split(':', 1)[0]})",
+                file=self.out,
+            )
+
+    def end(self, text: str) -> None:
+        print(("\n" if self.terminal else "") + f"seller API: {text}", file=self.out, flush=True)
+
+
+def _export_files_source(args: argparse.Namespace) -> Source:
+    from pathlib import Path
+
+    from licensegate.domain.keyauthimport import records
+    from licensegate.domain.keyauthimport.exportfiles import ExportFilesSource
+
+    missing = [f"--{name}" for name in ("name", "ownerid", "secret") if not getattr(args, name)]
+    if missing:
+        raise CommandError(
+            f"the export files do not name their application: give {', '.join(missing)} (KeyAuth's dashboard "
+            "shows them on the application's page)"
+        )
+    subscriptions: list[records.Subscription] = []
+    for text in args.subscription or ["default=1"]:
+        name, equals, level = text.partition("=")
+        if not equals or not name.strip() or not level.strip():
+            raise CommandError(f"--subscription is NAME=LEVEL, not {text!r}")
+        subscriptions.append(records.Subscription(args.secret, name.strip(), level.strip()))
+    app = records.App(
+        name=args.name,
+        secret=args.secret,
+        ownerid=args.ownerid,
+        owner=None,
+        sellerkey=None,
+        ver=args.app_version,
+    )
+    for path in (args.keys, args.users):
+        if path and not Path(path).is_file():
+            raise CommandError(f"no such file: {path}")
+    return ExportFilesSource(
+        app,
+        subscriptions,
+        keys=Path(args.keys) if args.keys else None,
+        users=Path(args.users) if args.users else None,
+    )
 
 
 def import_keyauth(settings: Settings, source: Source, options: ImportOptions) -> dict[str, object]:
@@ -557,7 +668,7 @@ def cmd_import_keyauth(args: argparse.Namespace) -> int:
     from licensegate.domain.keyauthimport.writer import Options
 
     settings = _settings(args.database)
-    source = keyauth_source(args)
+    source = keyauth_source(args, settings)
     options = Options(
         owner=args.owner, new_ownerid=args.new_ownerid, with_logs=args.with_logs, dry_run=args.dry_run
     )
@@ -696,16 +807,56 @@ def parser() -> argparse.ArgumentParser:
 
     keyauth = sub.add_parser(
         "import-keyauth",
-        help="move applications from KeyAuth (a mysqldump or a live MySQL/MariaDB server of its panel)",
+        help="move applications from KeyAuth (a mysqldump, a live MySQL/MariaDB server, a seller key or "
+        "the export files)",
         description="Import KeyAuth applications with their keys, users, subscriptions and the rest, "
         "keeping ownerid, secret and seller key. Prints one JSON report on stdout; progress on stderr.",
     )
     keyauth.add_argument("--owner", required=True, help="the owner account to import into (made if missing)")
-    keyauth_from = keyauth.add_mutually_exclusive_group(required=True)
+    keyauth_from = keyauth.add_mutually_exclusive_group()
     keyauth_from.add_argument(
         "--dump", metavar="FILE.sql", help="a mysqldump of the KeyAuth panel's database"
     )
     keyauth_from.add_argument("--mysql", metavar="URL", help="mysql://user:password@host:port/database")
+    keyauth_from.add_argument(
+        "--seller-key", metavar="KEY", help="a live application on KeyAuth, read through its seller API"
+    )
+    seller_api = keyauth.add_argument_group("reading with --seller-key")
+    seller_api.add_argument(
+        "--from",
+        dest="from_url",
+        metavar="URL",
+        default="https://keyauth.win/api/seller/",
+        help="the seller API's address (default: KeyAuth's own)",
+    )
+    seller_api.add_argument(
+        "--pace",
+        default="30/30",
+        help="at most N requests in S seconds, as N/S (default 30/30, KeyAuth's limit)",
+    )
+    seller_api.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="where the read keeps every answer (default keyauth-<key hash>.checkpoint here)",
+    )
+    seller_api.add_argument(
+        "--resume", action="store_true", help="go on with the read kept in the checkpoint"
+    )
+    exports = keyauth.add_argument_group("reading the dashboard's export files")
+    exports.add_argument("--keys", metavar="KeyAuthKeys.json", help="the licenses export")
+    exports.add_argument("--users", metavar="KeyAuthUsers.json", help="the users export")
+    exports.add_argument("--name", help="the application's name (the files do not say)")
+    exports.add_argument("--ownerid", help="the application's ownerid")
+    exports.add_argument("--secret", help="the application's secret")
+    exports.add_argument(
+        "--app-version", help="the application's version, which programs send (KeyAuth's Settings page)"
+    )
+    exports.add_argument(
+        "--subscription",
+        action="append",
+        metavar="NAME=LEVEL",
+        help="one of the application's subscriptions (repeat; default default=1)",
+    )
     keyauth.add_argument("--app", metavar="NAME", help="import only the application of this name")
     keyauth.add_argument(
         "--new-ownerid",

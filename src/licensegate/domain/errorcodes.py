@@ -1168,6 +1168,12 @@ INVALID_VIEW = E(
     "This list cannot be shown that way.",
     "A dashboard list's filter, sort, page size or page link in the address is not one it offers.",
 )
+KEYAUTH_IMPORT_NOT_FOUND = E(
+    "keyauth_import_not_found",
+    "not_found",
+    "There is no such import.",
+    "A dashboard import from KeyAuth that does not exist or was started by another account.",
+)
 INVALID_FORM = E(
     "invalid_form",
     "invalid",

@@ -49,9 +49,9 @@ def status_of(refusal: Refusal) -> int:
     return STATUS_OF_KIND.get(refusal.kind, 400)
 
 
-def upload_limits(body: int, field: int = MAX_UPLOAD_FIELD) -> Limits:
-    """A form carrying one file: up to `body` bytes in all, its text fields small."""
-    return Limits(body=body, files=1, field=field, fields=MAX_UPLOAD_FIELDS, length_required=True)
+def upload_limits(body: int, field: int = MAX_UPLOAD_FIELD, files: int = 1) -> Limits:
+    """A form carrying one file (or `files`): up to `body` bytes in all, its text fields small."""
+    return Limits(body=body, files=files, field=field, fields=MAX_UPLOAD_FIELDS, length_required=True)
 
 
 class Form:
@@ -102,11 +102,11 @@ async def read_form(request: Request, limits: Limits = FORM) -> Form:
     return Form(fields)
 
 
-async def read_upload(request: Request, limit: int, field: int = MAX_UPLOAD_FIELD) -> Form:
+async def read_upload(request: Request, limit: int, field: int = MAX_UPLOAD_FIELD, files: int = 1) -> Form:
     """A form that carries a large file: its body must declare its length, and a length over
     `limit` is refused before a byte is read. The file is spooled to disk by the parser; its
     text fields stay within `field` bytes. The caller closes `form.files`."""
-    return await read_form(request, upload_limits(limit, field))
+    return await read_form(request, upload_limits(limit, field, files))
 
 
 def _check_length(request: Request, limits: Limits) -> None:

@@ -94,7 +94,7 @@ class Visit(BrowserVisit):
     def csrf(self) -> str:
         return security.csrf_token(self.csrf_seed)
 
-    async def read_upload(self, limit: int, field: int = MAX_UPLOAD_FIELD) -> Form:
+    async def read_upload(self, limit: int, field: int = MAX_UPLOAD_FIELD, files: int = 1) -> Form:
         """The form of an upload route (declared `page(..., upload=True)`), read once the handler
         has checked who may post it, so an upload nobody may make is refused before it is read.
         A body over `limit` bytes is refused (`request_too_large`) unread, a text field over
@@ -105,7 +105,7 @@ class Visit(BrowserVisit):
             raise FormRefused
         if self.request.headers.get(security.CSRF_HEADER) is not None and not _csrf_ok(self):
             raise FormRefused  # the page's script sends the token in a header: checked unread
-        self.form = await read_upload(self.request, limit, field)
+        self.form = await read_upload(self.request, limit, field, files)
         if not _csrf_ok(self):
             for sent in self.form.files.values():
                 await sent.close()

@@ -214,6 +214,12 @@ class ExportFilesSource:
         if app != self.app.secret:
             return []
         found = [NOT_EXPORTED]
+        if self.app.ver is None:
+            found.append(
+                "The export files do not carry the application's version: the default is used, and a "
+                "program that sends another is refused (or told to update) until the version is set "
+                "on the Settings page"
+            )
         if self.keys_path is not None:
             keys = list(self._keys())
             unknown = sum(1 for key in keys if key.status is None)

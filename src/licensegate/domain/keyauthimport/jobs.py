@@ -40,6 +40,7 @@ log = logging.getLogger("licensegate.keyauthimport")
 STALE = 120  # seconds without progress after which a read may be taken over
 KEY_PURPOSE = "keyauth_imports.sellerkey_sealed"
 OPTIONS_PURPOSE = "keyauth_imports.options"
+INVITATIONS_PURPOSE = "keyauth_imports.report.invitations"
 CHECKPOINT = "read.checkpoint"
 KEYS_FILE = "KeyAuthKeys.json"
 USERS_FILE = "KeyAuthUsers.json"
@@ -148,6 +149,7 @@ async def open_source(ctx: Context, row: store.ImportRow, *, resume: bool = True
             ownerid=str(options["ownerid"]),
             owner=None,
             sellerkey=None,
+            ver=options.get("version") or None,
         )
         subscriptions = [r.Subscription(app.secret, name, level) for name, level in options["subscriptions"]]
         keys, users = where / KEYS_FILE, where / USERS_FILE
@@ -245,8 +247,8 @@ async def run_import(ctx: Context, import_id: int, account_id: int) -> dict[str,
 
 
 async def _write(ctx: Context, import_id: int, source: r.Source, *, dry_run: bool) -> dict[str, Any]:
-    """The writer's run, its latest stage written to the row every second meanwhile. Team
-    invitation links are not kept (the Team page makes new ones)."""
+    """The writer's run, its latest stage written to the row every second meanwhile. The team's
+    invitation links are sealed before the report is kept."""
     latest: list[str] = []
 
     async def tick() -> None:
@@ -265,8 +267,18 @@ async def _write(ctx: Context, import_id: int, source: r.Source, *, dry_run: boo
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
     for app in report.get("applications", []):
-        app.pop("invitations", None)
+        if app.get("invitations"):  # links that let someone set a team account's password
+            app["invitations"] = ctx.secrets.seal(json.dumps(app["invitations"]), INVITATIONS_PURPOSE)
     return report
+
+
+def invitations_of(ctx: Context, app: dict[str, Any]) -> dict[str, str]:
+    """The team's invitation links of one application of a report (sealed in the row)."""
+    sealed = app.get("invitations")
+    if not isinstance(sealed, str):
+        return {}
+    links: dict[str, str] = json.loads(ctx.secrets.open(sealed, INVITATIONS_PURPOSE))
+    return links
 
 
 def start_read(ctx: Context, import_id: int, account_id: int, *, resume: bool = False) -> None:
