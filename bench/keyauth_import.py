@@ -116,7 +116,11 @@ def target(flavour: str, folder: Path) -> tuple[str, str | None]:
     if flavour == "sqlite":
         folder.mkdir(exist_ok=True)
         url = f"sqlite:///{folder / 'bench.db'}"
-        subprocess.run([sys.executable, "-m", "licensegate", "migrate", "--database", url], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "licensegate", "migrate", "--database", url],
+            check=True,
+            env={**os.environ, "LICENSEGATE_DATA_DIR": str(folder)},
+        )
         return url, None
     name = databases.unique_name("bench_import")
     url = databases.create_postgres_database(name)
@@ -145,12 +149,33 @@ def run_import(url: str, dump: Path, folder: Path) -> tuple[float, int, str]:
     return elapsed, usage.ru_maxrss, report
 
 
+READ_ALL = """
+import sys
+from pathlib import Path
+from licensegate.domain.keyauthimport import records as r
+from licensegate.domain.keyauthimport.dumpfile import DumpSource
+with DumpSource(Path(sys.argv[1])) as source:
+    n = sum(1 for app in source.apps() for kind in r.TABLES for _ in source.rows(kind, app.secret))
+print(n)
+"""
+
+
+def run_read(dump: Path) -> tuple[float, int]:
+    """Wall seconds and peak RSS in KiB of reading every record of the dump, writing nothing."""
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", READ_ALL, str(dump)], stdout=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit("reading the dump failed")
+    return time.perf_counter() - started, usage.ru_maxrss
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
-    parser.add_argument("--databases", nargs="+", default=["sqlite"], choices=databases.FLAVOURS)
+    parser.add_argument("--databases", nargs="*", default=["sqlite"], choices=databases.FLAVOURS)
     args = parser.parse_args()
     now = int(time.time())
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}")
@@ -161,6 +186,12 @@ def main() -> None:
             folder = Path(tmp)
             dump = folder / "keyauth.sql"
             write_dump(dump, n, now)
+            elapsed, rss_kib = run_read(dump)
+            print(
+                f"| (read only) | {n:,} + {n:,} | {dump.stat().st_size / 1e6:.1f} MB | {elapsed:.1f} s "
+                f"| {4 * n / elapsed:,.0f} | {rss_kib / 1024:.0f} MiB |",
+                flush=True,
+            )
             for flavour in args.databases:
                 url, pg_name = target(flavour, folder / flavour if flavour == "sqlite" else folder)
                 try:

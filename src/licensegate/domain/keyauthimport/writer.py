@@ -44,7 +44,6 @@ from licensegate.store.database import Database, Executor
 
 CREATED_BY = "KeyAuth"  # `created_by` / `generated_by` of rows that came from KeyAuth
 ADDED_BY = "KeyAuth import"
-NAMED = 50  # duplicates named one by one in a warning; the rest are counted
 Progress = Callable[[str], None]
 
 # KeyAuth's `apps` columns -> licensegate's, for the settings both have (seconds stay seconds:
@@ -141,7 +140,7 @@ def _keyauth_fold(text: str) -> str:
 
 
 class _Dupes:
-    """Rows skipped as duplicates of an earlier row, by kind, for the report."""
+    """Rows skipped as duplicates of an earlier row, by kind: every one is named in the report."""
 
     def __init__(self) -> None:
         self.named: dict[str, list[str]] = collections.defaultdict(list)
@@ -149,13 +148,12 @@ class _Dupes:
 
     def add(self, kind: str, text: str, first: str) -> None:
         self.count[kind] += 1
-        if len(self.named[kind]) < NAMED:
-            self.named[kind].append(f"'{text}'" + ("" if text == first else f" (as '{first}')"))
+        self.named[kind].append(f"'{text}'" + ("" if text == first else f" (as '{first}')"))
 
     def warnings(self) -> list[str]:
         out = []
         for kind, n in sorted(self.count.items()):
-            shown = ", ".join(self.named[kind]) + (f" and {n - NAMED} more" if n > NAMED else "")
+            shown = ", ".join(self.named[kind])
             out.append(
                 f"{n} {kind} skipped as duplicates of an earlier row that KeyAuth treats as the same "
                 f"(same text ignoring case and trailing spaces; the first row is kept): {shown}"
