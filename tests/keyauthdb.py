@@ -365,6 +365,7 @@ def build(database: str, file_base: str) -> KeyAuthData:
                 {
                     **user,
                     "username": "dave",
+                    "owner": "res1",  # made by the reseller
                     "password": bcrypt_2y(PASSWORDS["dave"]),
                     "hwid": HWIDS["dave"][0],
                     "app": a,

@@ -125,6 +125,8 @@ async def test_a_dump_comes_over_whole(services: Services, keyauth_dump: Path) -
     )
     assert team["res1"]["key_levels"] == "1,2"
     assert team["man1"]["permissions"] == 0b10110011011
+    assert users["dave"]["owner_account_id"] == team["res1"]["account_id"]  # made by the reseller
+    assert users["alice"]["owner_account_id"] is None
     stored = await db.fetch_one("SELECT size, url FROM files WHERE app_id = ? AND file_id = '123456'", app_id)
     assert stored is not None
     assert stored["size"] == len(FILE_BODY)

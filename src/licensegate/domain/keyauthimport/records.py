@@ -75,6 +75,7 @@ class User:
     banned: str | None = None  # the ban reason; None = not banned
     ip: str | None = None
     cooldown: int | None = None  # unix time of the next allowed HWID reset
+    owner: str | None = None  # the KeyAuth account that made the user (a reseller's name, or the seller's)
 
 
 @dataclass(frozen=True, slots=True)

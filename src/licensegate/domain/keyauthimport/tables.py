@@ -110,6 +110,7 @@ def _user(row: Row, app: str) -> r.User:
         banned=_opt(row, "banned"),
         ip=_opt(row, "ip"),
         cooldown=number(row.get("cooldown")),
+        owner=_opt(row, "owner"),
     )
 
 

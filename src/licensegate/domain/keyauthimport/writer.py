@@ -487,6 +487,7 @@ async def _write_records(
         report.warnings.append(f"{unknown_status} keys had no known status and were imported as not used")
 
     say(f"{app.name}: users")
+    team_ids: dict[str | None, int | None] = {None: None}
     for user in _each(source, r.User, secret, "users", say):
         if not user.username:
             continue
@@ -495,7 +496,9 @@ async def _write_records(
             dupes.add("users", user.username, first)
             skipped["users"] += 1
             continue
-        if await _add_user(tx, app_id, user, app, read_at):
+        if user.owner not in team_ids:  # the reseller who made the user keeps seeing it
+            team_ids[user.owner] = await store.team_account_id(tx, app_id, user.owner)
+        if await _add_user(tx, app_id, user, app, read_at, team_ids[user.owner]):
             imported["users"] += 1
         else:
             skipped["users"] += 1
@@ -606,7 +609,9 @@ def _count(report: AppReport, kind: str, outcome: str, missing: collections.Coun
             missing[kind] += 1
 
 
-async def _add_user(tx: Executor, app_id: int, user: r.User, app: r.App, read_at: int) -> bool:
+async def _add_user(
+    tx: Executor, app_id: int, user: r.User, app: r.App, read_at: int, owner_account_id: int | None
+) -> bool:
     # A user named by one of the application's keys is a License Login user (KeyAuth names them
     # by their key): they sign in with the key alone.
     license_user = await store.key_exists(tx, app_id, user.username)
@@ -628,7 +633,7 @@ async def _add_user(tx: Executor, app_id: int, user: r.User, app: r.App, read_at
         last_ip=user.ip,
         hwid_reset_at=(user.cooldown - cooldown) if user.cooldown and user.cooldown > read_at else None,
         created_by=sessions.LICENSE_USER if license_user else CREATED_BY,
-        owner_account_id=None,
+        owner_account_id=owner_account_id,
     )
     return added is not None
 
