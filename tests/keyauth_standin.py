@@ -297,6 +297,7 @@ class Standin:
         # Held: once `hold_after` requests were answered, the next waits until `release` is set.
         self.hold_after: int | None = None
         self.release = threading.Event()
+        self.held = threading.Event()  # set when a request is being held
         self.answered: list[str] = []  # "type" or "userdata:<user>" of every 200/406 answer, in order
         self.failed: list[str] = []  # the same for every 500 answer
         self.limited = 0  # 429s answered
@@ -309,6 +310,7 @@ class Standin:
 
     def answer(self, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if self.hold_after is not None and len(self.answered) >= self.hold_after:
+            self.held.set()
             self.release.wait(60)
         with self._lock:
             key = query.get("sellerkey", "")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import orjson
 import pytest
@@ -24,17 +25,34 @@ pytestmark = pytest.mark.anyio
 OWNER = "mover"
 
 
-def run_cli(services: Services, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
+def cli_env(services: Services) -> dict[str, str]:
+    return {
         **os.environ,
         "LICENSEGATE_DATA_DIR": str(services.settings.data_dir),
         "LICENSEGATE_OUTBOUND_ALLOW": "127.0.0.1",
         "LICENSEGATE_ARGON2_TIME_COST": "1",
         "LICENSEGATE_ARGON2_MEMORY_KIB": "64",
     }
+
+
+def cli_command(services: Services) -> list[str]:
     command = [sys.executable, "-m", "licensegate", "import-keyauth", "--owner", OWNER]
-    command += ["--database", services.settings.database_url, *args]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return [*command, "--database", services.settings.database_url]
+
+
+def run_cli(services: Services, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*cli_command(services), *args],
+        env=cli_env(services),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def seller_args(app: ka.StandinApp, url: str, checkpoint: Path) -> tuple[str, ...]:
+    return ("--seller-key", app.sellerkey, "--from", url, "--pace", "1000/0", "--checkpoint", str(checkpoint))
 
 
 def report_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -105,36 +123,12 @@ async def test_a_stopped_read_resumes_to_the_same_result(
     services: Services, standin_app: ka.StandinApp, tmp_path: Path
 ) -> None:
     app = standin_app
-    whole = ka.Standin(app)
-    with ka.serving(whole) as url:
-        expected = report_of(
-            run_cli(
-                services,
-                "--seller-key",
-                app.sellerkey,
-                "--from",
-                url,
-                "--pace",
-                "1000/0",
-                "--checkpoint",
-                str(tmp_path / "whole"),
-                "--dry-run",
-            )
-        )
+    with ka.serving(ka.Standin(app)) as url:
+        expected = report_of(run_cli(services, *seller_args(app, url, tmp_path / "whole"), "--dry-run"))
     standin = ka.Standin(app)
     standin.fail_after = len(LISTS) + 5  # the lists, then six users: KeyAuth fails hard
-    checkpoint = str(tmp_path / "stopped")
     with ka.serving(standin) as url:
-        seller = (
-            "--seller-key",
-            app.sellerkey,
-            "--from",
-            url,
-            "--pace",
-            "1000/0",
-            "--checkpoint",
-            checkpoint,
-        )
+        seller = seller_args(app, url, tmp_path / "stopped")
         stopped = run_cli(services, *seller)
         assert stopped.returncode != 0
         assert "--resume" in stopped.stderr
@@ -195,3 +189,32 @@ async def test_export_files_come_over(
         "register", username="someone", key=used["key"], hwid="S-1-X", **{"pass": "pw-x-123"}
     )
     assert again["success"] is False
+
+
+async def test_a_killed_read_resumes(services: Services, standin_app: ka.StandinApp, tmp_path: Path) -> None:
+    """The command killed while it waits for KeyAuth: --resume asks again only that step."""
+    app = standin_app
+    standin = ka.Standin(app)
+    standin.hold_after = len(LISTS) - 1 + 3  # the lists and three users; the fourth is held
+    with ka.serving(standin) as url:
+        seller = seller_args(app, url, tmp_path / "killed")
+        env = cli_env(services)
+        command = [*cli_command(services), *seller]
+        running = await anyio.open_process(command, env=env)
+        try:
+            # Until the held request has come (or the command ended, which it must not).
+            with anyio.move_on_after(120):
+                while not standin.held.is_set() and running.returncode is None:
+                    await anyio.to_thread.run_sync(standin.held.wait, 0.5)
+            assert standin.held.is_set()
+            assert running.returncode is None
+        finally:
+            running.kill()
+            await running.wait()
+        standin.hold_after = None
+        standin.release.set()
+        resumed = report_of(run_cli(services, *seller, "--resume"))
+    assert resumed["imported"]["users"] == len(app.users)
+    repeated = {step for step in standin.answered if standin.answered.count(step) > 1}
+    assert repeated <= {standin.answered[len(LISTS) - 1 + 3]}  # at most the one it was killed in
+    assert len(set(standin.answered)) == len(LISTS) - 1 + len(app.users)
