@@ -7,9 +7,11 @@ import logging
 from dataclasses import dataclass, field
 
 from licensegate import keyring
+from licensegate.appcache import AppCache
 from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
+from licensegate.domain import entitlements
 from licensegate.domain.appkeys import Signers
 from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.messages import MessageCache
@@ -32,6 +34,7 @@ class Services:
     limiter: RateLimiter
     passwords: Passwords
     messages: MessageCache
+    entitled: AppCache[bool]  # whether an application has entitlements (domain.entitlements.app_cache)
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     files: FileStore  # file content: a folder (shared or not) or the database
     mailer: Mailer
@@ -80,6 +83,7 @@ class Services:
                 queue_limit=settings.password_queue,
             ),
             messages=MessageCache(invalidation),
+            entitled=entitlements.app_cache(invalidation),
             invalidation=invalidation,
             files=open_file_store(db, clock, settings.data_dir, settings.files_dir),
             mailer=Mailer(settings),

@@ -143,3 +143,17 @@ async def test_changes_are_in_the_audit_log(seller: Seller, services: Services) 
         ("addentitlement", "entitlement:export"),
         ("attachentitlement", "subscription:default"),
     ]
+
+
+async def test_the_first_entitlement_of_an_application_shows_at_the_next_login(
+    seller: Seller, app: Client
+) -> None:
+    """A worker remembers that an application has no entitlements (its logins then skip the
+    query); creating one makes it ask again, and deleting the last one forgets it again."""
+    key = await new_key(seller)
+    assert (await app.ok("license", key=key, hwid=HWID))["entitlements"] == []
+    await seller.ok("addentitlement", code="export")
+    await seller.ok("attachentitlement", code="export", sub="default")
+    assert codes(await app.ok("license", key=key, hwid=HWID)) == ["export"]
+    await seller.ok("delentitlement", code="export")
+    assert (await app.ok("license", key=key, hwid=HWID))["entitlements"] == []

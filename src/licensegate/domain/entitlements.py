@@ -16,11 +16,13 @@ from typing import Any
 
 import orjson
 
+from licensegate.appcache import AppCache
 from licensegate.domain import errorcodes
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import subscriptions as subscription_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.permissions import Scope
+from licensegate.invalidation import Invalidation
 from licensegate.store import entitlements as store
 from licensegate.store.database import Database, Executor
 from licensegate.store.entitlements import EntitlementRow as EntitlementRow
@@ -161,6 +163,16 @@ async def of_user(db: Executor, user_id: int, now: int) -> list[EntitlementRow]:
     """The user's entitlements now: the union over their live subscriptions, their own extras and
     those of the keys they redeemed, by code."""
     return await store.of_user(db, user_id, now)
+
+
+TOPIC = "entitlements"
+
+
+def app_cache(invalidation: Invalidation) -> AppCache[bool]:
+    """Whether each application has entitlements at all, per worker: a login of an application
+    that has none (most) answers an empty list without a query. Creating or deleting an
+    entitlement announces the change (`AppCache.changed`)."""
+    return AppCache(invalidation, TOPIC, store.app_has_any)
 
 
 async def usage(db: Executor, entitlement_id: int) -> dict[Owner, int]:

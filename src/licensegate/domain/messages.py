@@ -5,13 +5,12 @@ are cached per worker process and forgotten everywhere when they change (`invali
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
+from licensegate.appcache import AppCache
 from licensegate.invalidation import BACKSTOP, Invalidation
 from licensegate.store import messages as message_store
-from licensegate.store.database import Executor
 
 TOPIC = "messages"
 
@@ -81,46 +80,11 @@ def render(name: str, overrides: Mapping[str, str], **values: str) -> str:
     return text
 
 
-class MessageCache:
-    """Each application's custom messages, kept per worker process while `invalidation` is sure
-    to hear of changes (read through to the database otherwise).
-
-    A change is seen at once by this worker and, as soon as the announcement arrives, by every
-    other (`changed`); an entry is never kept longer than BACKSTOP seconds.
-    """
+class MessageCache(AppCache[dict[str, str]]):
+    """Each application's custom messages, kept per worker process (see `appcache.AppCache`)."""
 
     def __init__(self, invalidation: Invalidation, keep: float = BACKSTOP) -> None:
-        self._invalidation = invalidation
-        self._keep = keep
-        self._entries: dict[int, tuple[float, dict[str, str]]] = {}
-        self._forgotten = 0  # counts forgets, so a read that raced one is not kept
-        invalidation.register(TOPIC, self._forget)
-
-    def _forget(self, app_id: int | None) -> None:
-        self._forgotten += 1
-        if app_id is None:
-            self._entries.clear()
-        else:
-            self._entries.pop(app_id, None)
-
-    async def get(self, db: Executor, app_id: int) -> dict[str, str]:
-        if not self._invalidation.trusted():
-            return await message_store.for_app(db, app_id)
-        now = time.monotonic()
-        entry = self._entries.get(app_id)
-        if entry is not None and entry[0] > now:
-            return entry[1]
-        forgotten = self._forgotten
-        overrides = await message_store.for_app(db, app_id)
-        if forgotten == self._forgotten:  # no change was announced while reading
-            if len(self._entries) > 10_000:
-                self._entries.clear()
-            self._entries[app_id] = (now + self._keep, overrides)
-        return overrides
-
-    async def changed(self, app_id: int) -> None:
-        """The application's messages changed (committed): forget them here and everywhere."""
-        await self._invalidation.changed(TOPIC, app_id)
+        super().__init__(invalidation, TOPIC, message_store.for_app, keep)
 
 
 class Messages:

@@ -140,3 +140,9 @@ async def counts(db: Executor, entitlement_id: int) -> dict[Owner, int]:
             entitlement_id,
         )
     return found
+
+
+async def app_has_any(db: Executor, app_id: int) -> bool:
+    """Whether the application has any entitlement (one seek of the (app_id, code) index)."""
+    found = await db.fetch_value("SELECT 1 FROM entitlements WHERE app_id = ? LIMIT 1", app_id)
+    return found is not None

@@ -24,7 +24,9 @@ def full(rows: list[EntitlementRow]) -> list[dict[str, Any]]:
 
 
 async def of_user(call: ClientCall, user_id: int) -> list[dict[str, str]]:
-    """The `entitlements` field of a login's answer."""
+    """The `entitlements` field of a login's answer (no query for an application without any)."""
+    if not await call.services.entitled.get(call.db, call.app.id):
+        return []
     return brief(await entitlements.of_user(call.db, user_id, call.now()))
 
 

@@ -72,6 +72,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
         now=call.now(),
     )
     call.record(f"entitlement:{row['code']}", after=_audited(row))
+    await call.services.entitled.changed(call.app_id)  # its logins answer entitlements from now on
     return {"message": "Successfully created entitlement", "entitlement": entry(row)}
 
 
@@ -131,6 +132,7 @@ async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete an entitlement; it is detached from every subscription, key and user."""
     row = await entitlements.delete(call.db, call.app_id, call.args.text("code"))
     call.record(f"entitlement:{row['code']}", before=_audited(row))
+    await call.services.entitled.changed(call.app_id)
     return {"message": "Successfully deleted entitlement"}
 
 
