@@ -122,6 +122,43 @@ async def test_fetchalllogs_filters_by_user_ip_and_inclusive_time_range(
     assert (body["count"], [e["logdata"] for e in body["logs"]]) == (1, ["alice-2"])
 
 
+async def test_fetchalllogs_and_fetchtamperlogs_search_their_text(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    now = clock.now()
+    await log(services, seller.app_id, "Opened the Settings menu", at=now - 30)
+    await log(services, seller.app_id, "crash in renderer", at=now - 20, pcuser="QA-Box\\Zo\u00eb")
+    await log(services, seller.app_id, 'said "hi" 100%_done', at=now - 10)
+    assert await messages(seller, search="settings") == ["Opened the Settings menu"]
+    assert await messages(seller, search="qa-box") == ["crash in renderer"]  # the PC user too
+    assert await messages(seller, search="zo\u00eb") == ["crash in renderer"]
+    assert await messages(seller, search='"hi"') == ['said "hi" 100%_done']  # quotes, no syntax
+    assert await messages(seller, search="0%_") == ['said "hi" 100%_done']  # LIKE's signs, literally
+    assert await messages(seller, search="in") == ["crash in renderer", "Opened the Settings menu"]
+    assert await messages(seller, search="nowhere") == []
+    body = await seller.ok("fetchalllogs", search="e", user="alice", to=str(now - 20))
+    assert body["count"] == 2
+    await tamper(services, seller.app_id, "debugger attached", at=now - 5, details="x64dbg found")
+    await tamper(services, seller.app_id, "hash mismatch", at=now - 4)
+    reports = await seller.ok("fetchtamperlogs", search="X64DBG")
+    assert [r["reason"] for r in reports["logs"]] == ["debugger attached"]
+    assert (await seller.ok("fetchtamperlogs", search="hw-1"))["count"] == 2  # the HWID too
+
+
+async def test_a_log_search_on_sqlite_is_answered_by_the_trigram_index(
+    seller: Seller, services: Services
+) -> None:
+    if services.db.dialect != "sqlite":
+        # PostgreSQL's trigram indexes are checked by tests/web/test_logs.py.
+        assert (await seller.ok("fetchalllogs", search="abc"))["count"] == 0
+        return
+    where, args = client_logs.LogFilter(search="renderer").where(services.db, client_logs.CLIENT_LOGS, 1)
+    plan = await services.db.fetch_all(f"EXPLAIN QUERY PLAN SELECT id FROM client_logs WHERE {where}", *args)
+    assert any("client_logs_search VIRTUAL TABLE" in str(row["detail"]) for row in plan), plan
+    short, _args = client_logs.LogFilter(search="re").where(services.db, client_logs.CLIENT_LOGS, 1)
+    assert "MATCH" not in short  # under three characters: no trigram to look up
+
+
 async def test_fetchalllogs_pages_and_counts_every_page(
     seller: Seller, services: Services, clock: MovableClock
 ) -> None:

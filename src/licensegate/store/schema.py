@@ -892,6 +892,10 @@ tamper_logs = sa.Table(
     _search_trigram("tamper_logs", "reason", "details", "hwid"),
 )
 
+# On SQLite, each log table's search is served by an FTS5 trigram table (migration 0043) that
+# SQLAlchemy cannot declare: `<table>_search`, its triggers, and FTS5's own `<table>_search_*`.
+SQLITE_SEARCH_INDEXES = ("client_logs_search", "tamper_logs_search")
+
 # What the overview's charts count per day (UTC days: Unix seconds // 86400): logins by outcome
 # (`kind` 'login', `outcome` the refusal's error code or 'success'), counted in memory by each
 # worker and added every few seconds; new users ('user') and redeemed keys ('key') added as they

@@ -16,11 +16,18 @@ from licensegate.operations.seller.registry import SellerCall, registry
 GROUP = "Log"
 AREA: Area = "logs"
 MAX_TIME = 10**12
+MAX_SEARCH = 200
 FILTERS = (
     Param("user", max_length=128, doc="only entries of this credential (username or license key)"),
     Param("ip", max_length=64, doc="only entries sent from this IPv4 or IPv6 address"),
     Param("from", "int", max_length=13, minimum=0, maximum=MAX_TIME, doc="only entries at or after (Unix s)"),
     Param("to", "int", max_length=13, minimum=0, maximum=MAX_TIME, doc="only entries at or before (Unix s)"),
+    Param(
+        "search",
+        max_length=MAX_SEARCH,
+        doc="only entries holding this text, in any case (logs: the message or PC user; tamper "
+        "reports: the reason, details or HWID); answered by an index from 3 characters",
+    ),
 )
 
 
@@ -30,6 +37,7 @@ def filter_of(call: SellerCall) -> logs.LogFilter:
         ip=call.args.opt_text("ip"),
         since=call.args.opt_integer("from"),
         until=call.args.opt_integer("to"),
+        search=call.args.opt_text("search"),
     )
 
 
@@ -45,8 +53,8 @@ def filter_of(call: SellerCall) -> logs.LogFilter:
     },
 )
 async def fetch_all(call: SellerCall) -> dict[str, Any]:
-    """One page of the logs the application's clients sent, optionally filtered by user, IP and
-    an inclusive time range."""
+    """One page of the logs the application's clients sent, optionally filtered by user, IP, an
+    inclusive time range and a text they hold (`search`)."""
     limit, offset = paging(call.args)
     rows, total = await logs.list_page(call.db, call.app_id, filter_of(call), limit=limit, offset=offset)
     return {
