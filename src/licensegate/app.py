@@ -19,12 +19,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from licensegate import ids, metrics, readiness
+from licensegate import eventworker, ids, metrics, readiness
 from licensegate.addresses import client_ip
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
-from licensegate.domain import logs, overview, passwordreset
+from licensegate.domain import eventdelivery, logs, overview, passwordreset
 from licensegate.domain import panel as panel_sessions
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
@@ -154,6 +154,7 @@ async def metrics_page(request: Request) -> Response:
             )
     snapshots: metrics.Snapshots = request.app.state.snapshots
     text = metrics.exposition(await asyncio.to_thread(snapshots.gather))
+    text += await eventdelivery.metrics_text(services.db, services.clock.now())
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
@@ -326,6 +327,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
         login_counts = asyncio.create_task(write_counts(opened))
         overview_counts = asyncio.create_task(refresh_overviews(opened))
+        event_deliveries = asyncio.create_task(eventworker.keep_delivering(opened))
         writer = asyncio.create_task(snapshots.keep_writing()) if folder is not None else None
         try:
             yield
@@ -333,6 +335,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             sweeper.cancel()
             login_counts.cancel()
             overview_counts.cancel()
+            event_deliveries.cancel()
             if writer is not None:
                 writer.cancel()  # it writes a last snapshot
                 await asyncio.gather(writer, return_exceptions=True)

@@ -261,6 +261,21 @@ class Settings:
     )
     outbound_timeout: int = setting(10, "seconds an outbound request may take in all", minimum=1)
     outbound_max_bytes: int = setting(1024 * 1024, "largest reply read from a webhook", minimum=1024)
+    event_timeout: int = setting(10, "seconds an event webhook delivery may take in all", minimum=1)
+    event_retry_hours: int = setting(
+        48, "hours an event delivery is retried (exponential backoff with jitter) before it fails", minimum=1
+    )
+    event_alert_failures: int = setting(
+        10, "consecutive failed deliveries to an event webhook before its owner is e-mailed", minimum=1
+    )
+    event_log_days: int = setting(30, "days event deliveries and their attempts are kept", minimum=1)
+    event_expiring_days: int = setting(
+        3, "days before a subscription runs out that `subscription.expiring_soon` is sent", minimum=1
+    )
+    event_batch: int = setting(20, "event deliveries one worker makes at once", minimum=1)
+    event_poll_ms: int = setting(
+        1000, "milliseconds a worker waits before looking again when no event delivery is due", minimum=10
+    )
     shutdown_drain: int = setting(
         15,
         "seconds a stopping worker waits for e-mail and other work still under way after responses, "

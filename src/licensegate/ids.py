@@ -54,3 +54,8 @@ def digest(secret: str) -> str:
     SHA-256 keeps the lookup one indexed equality.
     """
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def event_id() -> str:
+    """An event's id, also the idempotency id its receivers dedupe on: "evt_" and 24 hex (96 bits)."""
+    return "evt_" + secrets.token_hex(12)

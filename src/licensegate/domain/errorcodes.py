@@ -970,6 +970,30 @@ WEBHOOK_EXISTS = E(
     "A webhook with id '{webid}' already exists.",
     "A webhook with this id exists.",
 )
+EVENT_ENDPOINT_NOT_FOUND = E(
+    "event_endpoint_not_found",
+    "not_found",
+    "No event webhook with id '{endpoint}' exists.",
+    "No event webhook endpoint of this application has this id.",
+)
+UNKNOWN_EVENT = E(
+    "unknown_event",
+    "invalid",
+    "Unknown event '{name}'.",
+    "An event name is not in the catalogue of `docs/events.md`.",
+)
+EVENT_NOT_FOUND = E(
+    "event_not_found",
+    "not_found",
+    "No event with id '{event}' exists.",
+    "No event of this application has this id (or it is older than the delivery log keeps).",
+)
+TOO_MANY_EVENT_ENDPOINTS = E(
+    "too_many_event_endpoints",
+    "conflict",
+    "An application may have at most {limit} event webhooks.",
+    "The application has as many event webhook endpoints as it may.",
+)
 INVALID_WEBID = E(
     "invalid_webid",
     "invalid",

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from licensegate.domain import errorcodes, keygen, team, tokens
+from licensegate.domain import errorcodes, events, keygen, team, tokens
 from licensegate.domain import users as users_domain
 from licensegate.domain.paging import Page, PageRequest, Position, finish
 from licensegate.domain.permissions import Scope
@@ -146,6 +146,14 @@ async def generate(db: Database, box: SecretBox, scope: Scope, spec: KeySpec, no
                     await tokens.issue(
                         tx, box, app_id=app_id, kind="license", assigned=key, license_key_id=key_id, now=now
                     )
+                    await events.record(
+                        tx,
+                        app_id,
+                        "key.created",
+                        now,
+                        {"key": events.key_ref(key, id=key_id, level=spec.level, duration=duration)},
+                        license_key=key,
+                    )
                     break
             else:
                 if custom:
@@ -188,6 +196,17 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
             key_id=key_row["id"],
             now=now,
         )
+    await events.record(
+        tx,
+        app_id,
+        "key.redeemed",
+        now,
+        {
+            "key": events.key_ref(used_key := str(key_row["key"]), id=key_row["id"], level=used["level"]),
+            "user": events.user_ref(user_id, user["username"]),
+        },
+        license_key=used_key,
+    )
     return True
 
 
@@ -245,7 +264,7 @@ async def _redeemer(tx: Executor, scope: Scope, row: KeyRow) -> int | None:
     return None if mine is None else user_id
 
 
-async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too: bool) -> int:
+async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too: bool, now: int) -> int:
     """Delete the keys, the grants they made and, with `user_too`, the users who redeemed them
     (a reseller's own users only)."""
     key_ids = [row["id"] for row in rows]
@@ -254,17 +273,26 @@ async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too:
         redeemers = {await _redeemer(tx, scope, row) for row in rows} - {None}
         # Ascending ids: concurrent deletions lock users in the same order.
         for user_id in sorted(uid for uid in redeemers if uid is not None):
-            await users_domain.delete(tx, user_id)
+            await users_domain.delete(tx, scope.app_id, user_id, now)
+    for row in rows:
+        await events.record(
+            tx,
+            scope.app_id,
+            "key.deleted",
+            now,
+            {"key": events.key_ref(row["key"], id=row["id"], level=row["level"])},
+            license_key=row["key"],
+        )
     return await store.delete_ids(tx, key_ids)
 
 
-async def delete(db: Database, scope: Scope, key: str, *, user_too: bool) -> None:
+async def delete(db: Database, scope: Scope, key: str, *, user_too: bool, now: int) -> None:
     async with db.transaction() as tx:
         row = await get(tx, scope, key)
-        await _delete_rows(tx, scope, [row], user_too)
+        await _delete_rows(tx, scope, [row], user_too, now)
 
 
-async def delete_many(db: Database, scope: Scope, keys: list[str], *, user_too: bool) -> int:
+async def delete_many(db: Database, scope: Scope, keys: list[str], *, user_too: bool, now: int) -> int:
     """All or nothing: when any key is unknown nothing is deleted."""
     async with db.transaction() as tx:
         rows = await store.find_many(tx, scope.app_id, keys, reseller_id=scope.reseller_id)
@@ -273,12 +301,14 @@ async def delete_many(db: Database, scope: Scope, keys: list[str], *, user_too: 
         if missing:
             shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
             raise errorcodes.KEY_NOT_FOUND(f"No license key found for: {shown}. Nothing was deleted.")
-        return await _delete_rows(tx, scope, rows, user_too)
+        return await _delete_rows(tx, scope, rows, user_too, now)
 
 
-async def delete_matching(db: Executor, scope: Scope, which: str) -> int:
+async def delete_matching(db: Database, scope: Scope, which: str, now: int) -> int:
     """Bulk delete (`unused`, `used` or `all`). The users keep the time the keys gave them."""
-    return await store.delete_matching(db, scope.app_id, which, reseller_id=scope.reseller_id)
+    deleted = await store.delete_matching(db, scope.app_id, which, reseller_id=scope.reseller_id)
+    await events.record_bulk(db, scope.app_id, "key.deleted", now, {"key": None, "which": which}, deleted)
+    return deleted
 
 
 async def delete_for_subscription(db: Database, scope: Scope, sub_name: str, *, unused_only: bool) -> int:
@@ -395,6 +425,14 @@ async def ban(
     async with db.transaction() as tx:
         row = await get(tx, scope, key)
         await store.set_ban(tx, row["id"], reason)
+        await events.record(
+            tx,
+            scope.app_id,
+            "key.banned",
+            now,
+            {"key": events.key_ref(row["key"], id=row["id"], level=row["level"]), "reason": reason},
+            license_key=row["key"],
+        )
         if row["used_by_user_id"] is not None:
             await session_store.end_for_credential(tx, row["used_by_user_id"], row["key"])
         user_id = await _redeemer(tx, scope, row) if user_too else None
@@ -402,7 +440,7 @@ async def ban(
             await users_domain.ban(tx, scope.app_id, user_id, reason, now, blacklist_as=blacklist_as)
 
 
-async def unban(db: Database, scope: Scope, key: str, *, lift_blacklist: bool) -> None:
+async def unban(db: Database, scope: Scope, key: str, *, lift_blacklist: bool, now: int) -> None:
     """Lift the key's ban and, when it was redeemed, the ban of the user who redeemed it (for a
     reseller, only its own user; see `users.unban` for `lift_blacklist`)."""
     async with db.transaction() as tx:
@@ -412,7 +450,7 @@ async def unban(db: Database, scope: Scope, key: str, *, lift_blacklist: bool) -
         await store.set_ban(tx, row["id"], None)
         user_id = await _redeemer(tx, scope, row)
         if user_id is not None:
-            await users_domain.unban(tx, scope.app_id, user_id, lift_blacklist=lift_blacklist)
+            await users_domain.unban(tx, scope.app_id, user_id, lift_blacklist=lift_blacklist, now=now)
 
 
 # --- browsing (the dashboard's list) ------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 
 import orjson
 
-from licensegate.domain import blacklists, errorcodes, lockout, passwordcheck, tokens, totp
+from licensegate.domain import blacklists, errorcodes, events, lockout, passwordcheck, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
@@ -355,6 +355,9 @@ async def _usable_key(
     return row, account_of(rows)
 
 
+FIRST_USE_EVENTS = ("key.redeemed", "user.registered")
+
+
 class NewUser(NamedTuple):
     """The user a redeemed key makes: by Register (with a password) or by a License Login."""
 
@@ -402,6 +405,18 @@ async def _redeem_into_new_user(
             )
             if not await license_rules.redeem(tx, app.id, key_row, user_id, now):
                 raise errorcodes.KEY_USED(msg("keyused"))
+            await events.record(
+                tx,
+                app.id,
+                "user.registered",
+                now,
+                {
+                    "user": events.user_ref(user_id, username),
+                    "via": "register" if created_by != LICENSE_USER else "license",
+                    "key": events.key_ref(key_row["key"], id=key_row["id"], level=key_row["level"]),
+                },
+                license_key=key_row["key"],
+            )
             if client.hwid is not None:
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
             user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
@@ -491,7 +506,9 @@ async def _first_use(
 ) -> Login:
     """The first use of an unused key: the user it makes, logged in (refused `key_used` when
     another request redeemed it first)."""
-    if db.dialect == "postgresql":
+    # The one-statement path writes no event: an application whose endpoints want them takes
+    # the transaction, which does.
+    if db.dialect == "postgresql" and not await events.wanted(db, app.id, FIRST_USE_EVENTS):
         return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
     new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
     return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate import ids
-from licensegate.domain import errorcodes
+from licensegate.domain import errorcodes, events
 from licensegate.domain import permissions as perms
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.permissions import SellerIdentity
 from licensegate.ratelimit import RateLimiter
 from licensegate.store import sellerkeys as store
-from licensegate.store.database import DatabaseUnavailable, Executor
+from licensegate.store.database import Database, DatabaseUnavailable, Executor
 
 KEY_FORMAT = re.compile(r"[0-9a-f]{32}")
 TOUCH_INTERVAL = 60  # seconds between `last_used_at` writes for one key
@@ -105,10 +105,15 @@ async def authenticate(db: Executor, key: str | None, now: int, ip: str | None =
     return identity
 
 
-async def create(db: Executor, identity: SellerIdentity, *, name: str, permissions: int, now: int) -> str:
+async def create(db: Database, identity: SellerIdentity, *, name: str, permissions: int, now: int) -> str:
     """A new key of the caller's application, with at most the areas the caller holds."""
     perms.require_within(identity, permissions, "create a seller key with these areas")
-    return await issue_key(db, app_id=identity.app_id, name=name, permissions=permissions, now=now)
+    async with db.transaction() as tx:
+        key = await issue_key(tx, app_id=identity.app_id, name=name, permissions=permissions, now=now)
+        await events.record(
+            tx, identity.app_id, "sellerkey.created", now, {"name": name, "permissions": permissions}
+        )
+    return key
 
 
 async def list_keys(db: Executor, identity: SellerIdentity) -> list[dict[str, Any]]:

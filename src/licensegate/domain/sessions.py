@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate import ids
-from licensegate.domain import apps, errorcodes
+from licensegate.domain import apps, errorcodes, events
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
@@ -19,7 +19,7 @@ from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
-from licensegate.store.database import Executor
+from licensegate.store.database import Database, Executor
 from licensegate.store.sessions import ListedSession as ListedSession  # the rows it lists
 from licensegate.store.sessions import LoginRecord
 
@@ -163,24 +163,32 @@ async def count_live(db: Executor, app_id: int, now: int) -> tuple[int, int]:
     return await store.count_live(db, app_id, now)
 
 
-async def kill(db: Executor, app_id: int, session_id: str) -> dict[str, Any]:
+async def kill(db: Database, app_id: int, session_id: str, now: int) -> dict[str, Any]:
     """End one session, named by the id its client holds or by the digest the listing shows;
     returns what it was (credential, ip, validated)."""
-    row = await store.delete(db, app_id, session_id, ids.digest(session_id))
-    if row is None:
-        raise errorcodes.SESSION_NOT_FOUND()
+    async with db.transaction() as tx:
+        row = await store.delete(tx, app_id, session_id, ids.digest(session_id))
+        if row is None:
+            raise errorcodes.SESSION_NOT_FOUND()
+        await events.record(
+            tx, app_id, "session.ended", now, {"credential": row["credential"], "ip": row["ip"], "count": 1}
+        )
     return {"credential": row["credential"], "ip": row["ip"], "validated": 1 if row["validated"] else 0}
 
 
-async def kill_all(db: Executor, app_id: int) -> int:
-    return await store.delete_all(db, app_id)
+async def kill_all(db: Database, app_id: int, now: int) -> int:
+    ended = await store.delete_all(db, app_id)
+    await events.record_bulk(db, app_id, "session.ended", now, {"credential": None, "ip": None}, ended)
+    return ended
 
 
-async def kill_by_ip(db: Executor, app_id: int, ip: str) -> tuple[str, int]:
+async def kill_by_ip(db: Database, app_id: int, ip: str, now: int) -> tuple[str, int]:
     """End every session from this address (compared in canonical form); returns the canonical
     address and how many sessions ended."""
     canonical = parse_ip(ip)
-    return canonical, await store.delete_by_ip(db, app_id, canonical)
+    ended = await store.delete_by_ip(db, app_id, canonical)
+    await events.record_bulk(db, app_id, "session.ended", now, {"credential": None, "ip": canonical}, ended)
+    return canonical, ended
 
 
 USER_SESSIONS_SHOWN = 100

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from licensegate.domain import errorcodes
+from licensegate.domain import errorcodes, events
 from licensegate.domain import messages as catalogue
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import apps as app_store
@@ -370,12 +370,14 @@ async def reset_hashes(db: Executor, app_id: int) -> int:
 # --- pausing the application ------------------------------------------------------------------
 
 
-async def pause(db: Executor, app_id: int, now: int) -> None:
+async def pause(db: Database, app_id: int, now: int) -> None:
     """Pause the application: the client API refuses `init` and every call of a session (the
     flag comes with the session's own row), no grant counts down, and the sessions end."""
-    if await app_store.pause(db, app_id, now) == 0:
-        await app_row(db, app_id)
-        raise errorcodes.ALREADY_PAUSED()
+    async with db.transaction() as tx:
+        if await app_store.pause(tx, app_id, now) == 0:
+            await app_row(tx, app_id)
+            raise errorcodes.ALREADY_PAUSED()
+        await events.record(tx, app_id, "app.paused", now, {})
     await session_store.delete_all(db, app_id)
 
 
@@ -389,6 +391,7 @@ async def unpause(db: Database, app_id: int, now: int) -> int:
         if paused_at is None:
             raise errorcodes.NOT_PAUSED()
         await app_store.unpause(tx, app_id, paused_at, now)
+        await events.record(tx, app_id, "app.resumed", now, {"paused_seconds": max(0, now - paused_at)})
     return max(0, now - paused_at)
 
 

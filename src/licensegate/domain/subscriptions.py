@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import errorcodes
+from licensegate.domain import errorcodes, events
 from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as store
 from licensegate.store.database import Database, Executor, Row
@@ -69,6 +69,7 @@ async def pause(db: Database, app_id: int, name: str, now: int) -> None:
             raise errorcodes.ALREADY_PAUSED(f"The subscription '{name}' is already paused.")
         await store.pause(tx, row["id"], now)
         await session_store.end_for_subscription(tx, row["id"])
+        await events.record(tx, app_id, "subscription.paused", now, {"subscription": name})
 
 
 async def unpause(db: Database, app_id: int, name: str, now: int) -> None:

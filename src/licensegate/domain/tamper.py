@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from licensegate.domain import errorcodes, logs, users
+from licensegate.domain import errorcodes, events, logs, users
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.logs import LogFilter
 from licensegate.store import blacklists as blacklist_store
@@ -59,6 +59,18 @@ async def report(
             reason=reason,
             details=details,
             now=now,
+        )
+        await events.record(
+            tx,
+            app.id,
+            "tamper.reported",
+            now,
+            {
+                "user": None if user_id is None else events.user_ref(user_id, credential),
+                "reason": reason,
+                "ip": ip,
+                "banned": ban,
+            },
         )
         if ban:
             assert user_id is not None

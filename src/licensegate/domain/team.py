@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate.domain import errorcodes
+from licensegate.domain import errorcodes, events
 from licensegate.domain import permissions as perms
 from licensegate.domain.apps import check_name
 from licensegate.domain.errors import ErrorCode
@@ -279,6 +279,7 @@ async def create_account(
         sellerkey = await issue_key(
             tx, app_id=app_id, name=username, permissions=key_areas(role), now=now, account_id=account_id
         )
+        await events.record(tx, app_id, "team.member_added", now, {"username": username, "role": role})
     return CreatedAccount(account_id, username, role, sellerkey, parse_levels(levels), granted)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from licensegate.domain import errorcodes, passwordcheck, subscriptions, team, tokens
+from licensegate.domain import errorcodes, events, passwordcheck, subscriptions, team, tokens
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.paging import Page, PageRequest, Position, finish
@@ -55,9 +55,10 @@ async def ban(
     Run inside a transaction."""
     await store.set_ban(db, user_id, reason)
     await session_store.end_for_user(db, user_id)
+    row = await store.find_by_id(db, app_id, user_id)
+    await events.record(db, app_id, "user.banned", now, {"user": _event_user(row, user_id), "reason": reason})
     if blacklist_as is None:
         return
-    row = await store.find_by_id(db, app_id, user_id)
     entries = [(HWID, hwid) for hwid in await store.hwids(db, user_id)]
     if row is not None and row["last_ip"] and blacklist_ip:
         entries.append((IP, row["last_ip"]))
@@ -67,16 +68,25 @@ async def ban(
         )
 
 
-async def unban(db: Executor, app_id: int, user_id: int, *, lift_blacklist: bool) -> None:
+async def unban(db: Executor, app_id: int, user_id: int, *, lift_blacklist: bool, now: int) -> None:
     """Lift the ban and, with `lift_blacklist`, what this user's bans added to the blacklist (never
     an entry added directly or by another ban). Run inside a transaction."""
     await store.set_ban(db, user_id, None)
+    row = await store.find_by_id(db, app_id, user_id)
+    await events.record(db, app_id, "user.unbanned", now, {"user": _event_user(row, user_id)})
     if lift_blacklist:
         await blacklist_store.remove_added_by_ban(db, app_id, user_id)
 
 
-async def delete(db: Executor, user_id: int) -> None:
+async def delete(db: Executor, app_id: int, user_id: int, now: int) -> None:
+    """Run inside a transaction (the event is written with the deletion)."""
+    row = await store.find_by_id(db, app_id, user_id)
+    await events.record(db, app_id, "user.deleted", now, {"user": _event_user(row, user_id)})
     await store.delete(db, user_id)
+
+
+def _event_user(row: UserRef | None, user_id: int) -> dict[str, Any]:
+    return events.user_ref(user_id, None if row is None else row["username"])
 
 
 # --- the seller's view of users ----------------------------------------------------------------
@@ -260,6 +270,18 @@ async def create(
             await team.spend(tx, reseller, bucket, 1, reason=f"user {username} created", now=now)
         expires_at = _clock_base(sub, now) + seconds
         await grant_store.insert(tx, user_id=user_id, sub_id=sub["id"], expires_at=expires_at, now=now)
+        await events.record(
+            tx,
+            scope.app_id,
+            "user.created",
+            now,
+            {
+                "user": events.user_ref(user_id, username),
+                "subscription": sub_name,
+                "expires_at": expires_at,
+                "created_by": "SellerAPI" if reseller is None else reseller.username,
+            },
+        )
     return expires_at
 
 
@@ -269,18 +291,25 @@ async def add_hwid(db: Executor, scope: Scope, username: str, hwid: str, now: in
     return await store.add_hwid(db, user["id"], hwid, now) == 1
 
 
-async def delete_by_name(db: Executor, scope: Scope, username: str) -> None:
-    user = await get(db, scope, username)
-    await delete(db, user["id"])
+async def delete_by_name(db: Database, scope: Scope, username: str, now: int) -> None:
+    async with db.transaction() as tx:
+        user = await get(tx, scope, username)
+        await delete(tx, scope.app_id, user["id"], now)
 
 
-async def delete_all(db: Executor, scope: Scope) -> int:
-    return await store.delete_all(db, scope.app_id, reseller_id=scope.reseller_id)
+async def delete_all(db: Database, scope: Scope, now: int) -> int:
+    deleted = await store.delete_all(db, scope.app_id, reseller_id=scope.reseller_id)
+    await events.record_bulk(db, scope.app_id, "user.deleted", now, {"user": None, "which": "all"}, deleted)
+    return deleted
 
 
-async def delete_expired(db: Executor, scope: Scope, now: int) -> int:
+async def delete_expired(db: Database, scope: Scope, now: int) -> int:
     """Delete the users with no time left; a paused user is not expired."""
-    return await store.delete_expired(db, scope.app_id, now, reseller_id=scope.reseller_id)
+    deleted = await store.delete_expired(db, scope.app_id, now, reseller_id=scope.reseller_id)
+    await events.record_bulk(
+        db, scope.app_id, "user.deleted", now, {"user": None, "which": "expired"}, deleted
+    )
+    return deleted
 
 
 class UserPage(NamedTuple):
@@ -365,12 +394,12 @@ async def unlock(db: Executor, scope: Scope, username: str) -> None:
         raise errorcodes.USER_NOT_FOUND(username=username)
 
 
-async def unban_by_name(db: Database, scope: Scope, username: str, *, lift_blacklist: bool) -> None:
+async def unban_by_name(db: Database, scope: Scope, username: str, *, lift_blacklist: bool, now: int) -> None:
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
         if user["banned_reason"] is None:
             raise errorcodes.USER_NOT_BANNED(username=username)
-        await unban(tx, scope.app_id, user["id"], lift_blacklist=lift_blacklist)
+        await unban(tx, scope.app_id, user["id"], lift_blacklist=lift_blacklist, now=now)
 
 
 async def rename(db: Database, scope: Scope, current: str, new: str) -> None:
@@ -386,7 +415,7 @@ async def rename(db: Database, scope: Scope, current: str, new: str) -> None:
 
 
 async def set_password(
-    db: Database, passwords: Passwords, scope: Scope, username: str, password: str | None
+    db: Database, passwords: Passwords, scope: Scope, username: str, password: str | None, now: int
 ) -> None:
     """Store a new password, or clear it (None) so that the user's next login sets it. The user's
     sessions (the program's and the customer panel's) end with the old password (in the same
@@ -398,6 +427,13 @@ async def set_password(
             raise errorcodes.USER_NOT_FOUND(username=username)
         await session_store.end_for_user(tx, user["id"])
         await panel_store.delete_for_user(tx, user["id"])
+        await events.record(
+            tx,
+            scope.app_id,
+            "user.password_reset",
+            now,
+            {"user": events.user_ref(user["id"], user["username"]), "cleared": password is None},
+        )
 
 
 async def set_email(db: Executor, scope: Scope, username: str, email: str) -> None:
@@ -446,6 +482,7 @@ async def extend(
             user_id=user_id,
             reseller_id=scope.reseller_id,
         )
+        extended_count = served
         if not (active_only or (served and user_id is not None)):
             served += await grant_store.grant_where_missing(
                 tx,
@@ -465,6 +502,18 @@ async def extend(
                 reason=f"{team.plural(served, 'user')} extended on {sub_name}",
                 now=now,
             )
+        if served:
+            who = None if user_id is None else events.user_ref(user_id, username)
+            extended, granted = extended_count, served - extended_count
+            for name, count in (("subscription.extended", extended), ("subscription.granted", granted)):
+                if count:
+                    await events.record(
+                        tx,
+                        scope.app_id,
+                        name,
+                        now,
+                        {"user": who, "subscription": sub_name, "seconds": seconds, "users": count},
+                    )
     return served
 
 
@@ -513,6 +562,13 @@ async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
         if not frozen:
             raise errorcodes.NOTHING_TO_PAUSE(username=username)
         await session_store.end_for_user(tx, user["id"])
+        await events.record(
+            tx,
+            scope.app_id,
+            "user.paused",
+            now,
+            {"user": events.user_ref(user["id"], user["username"]), "grants": frozen},
+        )
     return frozen
 
 
@@ -531,12 +587,22 @@ async def reset_hwids(db: Database, scope: Scope, username: str, now: int) -> in
     async with db.transaction() as tx:
         user = await get(tx, scope, username)
         await session_store.end_for_user(tx, user["id"])
-        return await store.reset_hwids(tx, user["id"], now)
+        removed = await store.reset_hwids(tx, user["id"], now)
+        await events.record(
+            tx,
+            scope.app_id,
+            "user.hwid_reset",
+            now,
+            {"user": events.user_ref(user["id"], user["username"]), "removed": removed},
+        )
+        return removed
 
 
 async def reset_all_hwids(db: Database, scope: Scope, now: int) -> int:
     async with db.transaction() as tx:
-        return await store.reset_all_hwids(tx, scope.app_id, now, reseller_id=scope.reseller_id)
+        removed = await store.reset_all_hwids(tx, scope.app_id, now, reseller_id=scope.reseller_id)
+        await events.record(tx, scope.app_id, "user.hwid_reset", now, {"user": None, "removed": removed})
+        return removed
 
 
 async def set_cooldown(db: Executor, scope: Scope, username: str, seconds: int) -> None:

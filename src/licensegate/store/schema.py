@@ -969,3 +969,84 @@ seller_log = sa.Table(
     sa.Index(None, "app_id", "status", "id"),
     sa.Index(None, "app_id", "key_id", "id"),
 )
+
+# --- event webhooks (issue 22) ------------------------------------------------------------------
+
+event_endpoints = sa.Table(
+    "event_endpoints",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("url", nullable=False),  # sealed: a Discord or Slack URL carries its token
+    _text("url_shown", nullable=False),  # scheme://host/path, never the query or credentials
+    _text("events", nullable=False),  # "*" (every event not opt-in) and/or ",name,name,"
+    _text("format", nullable=False),  # json | discord | slack
+    _flag("enabled", 1),
+    _flag("include_keys", 0),  # payloads carry full license keys
+    _int("failures", 0),  # consecutive failed attempts
+    _time("alerted_at"),  # the owner was e-mailed about these failures (cleared by a success)
+    _text("disabled_reason"),  # why delivery stopped (410 Gone), for the dashboard
+    _time("created_at", nullable=False),
+    _time("updated_at", nullable=False),
+    sa.Index(None, "app_id", "id"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("event_id", nullable=False),  # the public id and idempotency id ("evt_" + 24 hex)
+    _text("name", nullable=False),
+    _text("payload", nullable=False),  # JSON of the event's data
+    _text("license_key"),  # the full key, sent only to endpoints that include keys
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("event_id"),
+    sa.Index(None, "app_id", "id"),
+    sa.Index(None, "created_at"),
+)
+
+event_deliveries = sa.Table(
+    "event_deliveries",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("events", name="event_id"),
+    _ref("event_endpoints", name="endpoint_id"),
+    _text("state", nullable=False),  # pending | delivered | failed
+    _int("attempts", 0),
+    _time("due_at", nullable=False),  # when pending: the next attempt (a claim moves it past its lease)
+    sa.Column("last_status", sa.Integer),
+    _time("started_at", nullable=False),  # retries stop after the retry window from here
+    _time("finished_at"),
+    sa.Index(None, "state", "due_at"),
+    sa.Index(None, "app_id", "state", "id"),
+    sa.Index(None, "event_id"),
+    sa.Index(None, "endpoint_id", "state"),
+)
+
+event_attempts = sa.Table(
+    "event_attempts",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("event_deliveries", name="delivery_id"),
+    sa.Column("status", sa.Integer),  # the receiver's HTTP status; NULL when no reply came
+    sa.Column("duration_ms", sa.Integer, nullable=False),
+    _text("outcome", nullable=False),  # delivered | retry | failed | disabled
+    _text("excerpt"),  # the first 2 KB of the answer
+    _text("error"),  # what failed, for a person: names the host at most, never the URL
+    _time("created_at", nullable=False),
+    sa.Index(None, "app_id", "id"),
+    sa.Index(None, "delivery_id", "id"),
+    sa.Index(None, "created_at"),
+)
+
+event_notices = sa.Table(
+    "event_notices",
+    metadata,
+    _ref("user_subscriptions", name="grant_id"),
+    _text("kind", nullable=False),  # expiring_soon | expired
+    _time("expires_at", nullable=False),  # the expiry noticed: a grant extended later is noticed again
+    sa.PrimaryKeyConstraint("grant_id", "kind", "expires_at"),
+)

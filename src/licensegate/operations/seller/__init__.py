@@ -21,6 +21,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     users,
     uservars,
     webhooks,
+    events,
     appkeys,
     loader,
     tokens,

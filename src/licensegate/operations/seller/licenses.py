@@ -198,7 +198,9 @@ async def verify(call: SellerCall) -> dict[str, Any]:
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete a key and the subscriptions its redemption granted; with userToo=1 also the user
     who redeemed it."""
-    await licenses.delete(call.db, call.scope, call.args.text("key"), user_too=call.args.flag("userToo"))
+    await licenses.delete(
+        call.db, call.scope, call.args.text("key"), user_too=call.args.flag("userToo"), now=call.now()
+    )
     return {"message": "Successfully deleted license!"}
 
 
@@ -222,7 +224,9 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 async def delete_multiple(call: SellerCall) -> dict[str, Any]:
     """Delete several keys as `del` does, all or none: if any key is unknown nothing is deleted."""
     keys = licenses.split_keys(call.args.text("key"))
-    deleted = await licenses.delete_many(call.db, call.scope, keys, user_too=call.args.flag("userToo"))
+    deleted = await licenses.delete_many(
+        call.db, call.scope, keys, user_too=call.args.flag("userToo"), now=call.now()
+    )
     return {"message": "Successfully deleted licenses!", "deleted": deleted}
 
 
@@ -239,7 +243,7 @@ DELETED = {"deleted": "how many keys were deleted (0 is still success)"}
 )
 async def delete_unused(call: SellerCall) -> dict[str, Any]:
     """Delete every key that is unused and not banned."""
-    deleted = await licenses.delete_matching(call.db, call.scope, "unused")
+    deleted = await licenses.delete_matching(call.db, call.scope, "unused", now=call.now())
     return {"message": "Deleted All Unused Keys!", "deleted": deleted}
 
 
@@ -254,7 +258,7 @@ async def delete_unused(call: SellerCall) -> dict[str, Any]:
 async def delete_used(call: SellerCall) -> dict[str, Any]:
     """Delete every used key that is not banned (also serves "Delete Used License Keys"). The
     users keep the time the keys granted them."""
-    deleted = await licenses.delete_matching(call.db, call.scope, "used")
+    deleted = await licenses.delete_matching(call.db, call.scope, "used", now=call.now())
     return {"message": "Deleted All Used Keys!", "deleted": deleted}
 
 
@@ -268,7 +272,7 @@ async def delete_used(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
     """Delete every key of the application. The users keep the time the keys granted them."""
-    deleted = await licenses.delete_matching(call.db, call.scope, "all")
+    deleted = await licenses.delete_matching(call.db, call.scope, "all", now=call.now())
     return {"message": "Deleted All Keys!", "deleted": deleted}
 
 
@@ -527,7 +531,11 @@ async def ban(call: SellerCall) -> dict[str, Any]:
 async def unban(call: SellerCall) -> dict[str, Any]:
     """Lift a key's ban and, if it was redeemed, the ban of the user who redeemed it."""
     await licenses.unban(
-        call.db, call.scope, call.args.text("key"), lift_blacklist=call.blacklist_as is not None
+        call.db,
+        call.scope,
+        call.args.text("key"),
+        lift_blacklist=call.blacklist_as is not None,
+        now=call.now(),
     )
     return {"message": "Successfully unbanned license!"}
 

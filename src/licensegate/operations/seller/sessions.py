@@ -99,7 +99,7 @@ async def count(call: SellerCall) -> dict[str, Any]:
 async def kill(call: SellerCall) -> dict[str, Any]:
     """End one session; its client must initialise again."""
     session_id = call.args.text("sessid")
-    ended = await sessions.kill(call.db, call.app_id, session_id)
+    ended = await sessions.kill(call.db, call.app_id, session_id, now=call.now())
     # A prefix names the session well enough; the whole id never goes into the audit log.
     call.record(f"session:{session_id[:8]}", before=ended, after=None)
     return {"message": "Successfully killed session!"}
@@ -115,7 +115,7 @@ async def kill(call: SellerCall) -> dict[str, Any]:
 )
 async def kill_all(call: SellerCall) -> dict[str, Any]:
     """End every session of the application, which logs every user out."""
-    deleted = await sessions.kill_all(call.db, call.app_id)
+    deleted = await sessions.kill_all(call.db, call.app_id, now=call.now())
     call.record("sessions:all", before={"sessions": deleted}, after=None)
     return {"message": "Successfully killed all sessions!", "deleted": deleted}
 
@@ -131,6 +131,6 @@ async def kill_all(call: SellerCall) -> dict[str, Any]:
 )
 async def kill_by_ip(call: SellerCall) -> dict[str, Any]:
     """End every session from one address. IPv4-mapped IPv6 addresses count as IPv4."""
-    ip, deleted = await sessions.kill_by_ip(call.db, call.app_id, call.args.text("ip"))
+    ip, deleted = await sessions.kill_by_ip(call.db, call.app_id, call.args.text("ip"), now=call.now())
     call.record(f"sessions:ip:{ip}", before={"sessions": deleted}, after=None)
     return {"message": "Successfully killed sessions by IP!", "deleted": deleted}

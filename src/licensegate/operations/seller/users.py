@@ -153,7 +153,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete the user with their HWIDs, subscriptions, variables and sessions."""
-    await users.delete_by_name(call.db, call.scope, call.args.text("user"))
+    await users.delete_by_name(call.db, call.scope, call.args.text("user"), now=call.now())
     return {"message": "Successfully deleted user!"}
 
 
@@ -167,7 +167,7 @@ async def delete(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_all(call: SellerCall) -> dict[str, Any]:
     """Delete every user of the application (a reseller: every user of its own)."""
-    deleted = await users.delete_all(call.db, call.scope)
+    deleted = await users.delete_all(call.db, call.scope, now=call.now())
     return {"message": "Successfully deleted all users!", "deleted": deleted}
 
 
@@ -342,7 +342,11 @@ async def unban(call: SellerCall) -> dict[str, Any]:
     directly or another user's ban added). A caller without the `blacklists` area lifts only the
     ban."""
     await users.unban_by_name(
-        call.db, call.scope, call.args.text("user"), lift_blacklist=call.blacklist_as is not None
+        call.db,
+        call.scope,
+        call.args.text("user"),
+        lift_blacklist=call.blacklist_as is not None,
+        now=call.now(),
     )
     return {"message": "Successfully unbanned user!"}
 
@@ -396,7 +400,12 @@ async def set_password(call: SellerCall) -> dict[str, Any]:
     """Set the user's password, or clear it so that their next login sets it. The user's client
     sessions and customer-panel sessions end: their next call is refused and they log in again."""
     await users.set_password(
-        call.db, call.services.passwords, call.scope, call.args.text("user"), call.args.opt_text("passwd")
+        call.db,
+        call.services.passwords,
+        call.scope,
+        call.args.text("user"),
+        call.args.opt_text("passwd"),
+        now=call.now(),
     )
     return {"message": "Password reset successful"}
 

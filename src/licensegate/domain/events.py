@@ -1,0 +1,139 @@
+"""Events: what happened in an application, told to the seller's systems by signed webhooks.
+
+Every event has a stable name from `CATALOGUE`, an id (`evt_...`, also the idempotency id a
+receiver dedupes on), a time and a JSON payload with a `version`: ids, names and times, never a
+secret, a password or a full license key (a key is shown masked; endpoints set to include keys
+get the full key as `key.key`, added at delivery).
+
+`record` writes the event, and one pending delivery per endpoint that wants it, with the handle
+of the transaction of the change it reports: a change rolled back takes its event with it, and a
+change committed cannot lose its event. An application with no endpoint that wants the event
+writes nothing. Delivery is `domain.eventdelivery`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import orjson
+
+from licensegate import ids
+from licensegate.store import events as store
+from licensegate.store.database import Database, Executor
+
+PAYLOAD_VERSION = 1
+
+
+class EventKind(NamedTuple):
+    doc: str
+    opt_in: bool = False  # not sent to endpoints that want "all": only to those naming it
+
+
+CATALOGUE: dict[str, EventKind] = {
+    "user.created": EventKind("the seller (API, dashboard or a reseller) created a user"),
+    "user.registered": EventKind("a user registered from the client program with a key"),
+    "user.logged_in": EventKind("a user logged in (many a second: opt-in)", opt_in=True),
+    "user.login_refused": EventKind(
+        "a login was refused: HWID mismatch, banned, expired (opt-in)", opt_in=True
+    ),
+    "user.banned": EventKind("a user was banned (by the seller or the client program)"),
+    "user.unbanned": EventKind("a user's ban was lifted"),
+    "user.paused": EventKind("a user's subscriptions were paused"),
+    "user.deleted": EventKind("a user was deleted"),
+    "user.password_reset": EventKind(
+        "a user's password was set or cleared by the seller, or reset by e-mail"
+    ),
+    "user.hwid_reset": EventKind("a user's HWIDs were reset"),
+    "key.created": EventKind("license keys were created"),
+    "key.redeemed": EventKind("a license key was redeemed"),
+    "key.banned": EventKind("a license key was banned"),
+    "key.deleted": EventKind("license keys were deleted"),
+    "subscription.granted": EventKind("a user was given a subscription they did not hold"),
+    "subscription.extended": EventKind("users were given more time on a subscription"),
+    "subscription.expiring_soon": EventKind("a user's subscription runs out within the set number of days"),
+    "subscription.expired": EventKind("a user's subscription ran out"),
+    "subscription.paused": EventKind("a subscription was paused for all its users"),
+    "session.ended": EventKind("the seller ended client sessions"),
+    "tamper.reported": EventKind("the client program reported tampering"),
+    "blacklist.hit": EventKind("a blacklisted HWID or address was refused"),
+    "app.paused": EventKind("the application was paused"),
+    "app.resumed": EventKind("the application was resumed"),
+    "import.finished": EventKind("an import (from KeyAuth) finished"),
+    "team.member_added": EventKind("a reseller or manager joined the seller's team"),
+    "sellerkey.created": EventKind("a seller key was created"),
+    "endpoint.test": EventKind("a test event sent from the dashboard or the seller API"),
+}
+
+
+def known(name: str) -> bool:
+    return name in CATALOGUE
+
+
+def masked_key(key: str) -> str:
+    """Enough of a key to recognise it, not enough to use it."""
+    keep = 4 if len(key) >= 16 else 2
+    return f"{key[:keep]}…{key[-keep:]}"
+
+
+def user_ref(user_id: int | None, username: str | None) -> dict[str, Any]:
+    return {"id": user_id, "username": username}
+
+
+def key_ref(key: str, **more: Any) -> dict[str, Any]:
+    return {"masked": masked_key(key), **more}
+
+
+def encode(data: Mapping[str, Any]) -> str:
+    return orjson.dumps({"version": PAYLOAD_VERSION, **data}).decode()
+
+
+async def record(
+    tx: Executor,
+    app_id: int,
+    name: str,
+    now: int,
+    data: Mapping[str, Any],
+    *,
+    license_key: str | None = None,
+) -> bool:
+    """Write the event with `tx`, the transaction of the change it reports (two statements: run
+    it outside a transaction and a crash between them could leave an event nobody is sent). True
+    when an endpoint wants it."""
+    kind = CATALOGUE[name]
+    return await store.record(
+        tx,
+        app_id=app_id,
+        event_id=ids.event_id(),
+        name=name,
+        payload=encode(data),
+        license_key=license_key,
+        now=now,
+        opt_in=kind.opt_in,
+    )
+
+
+async def wanted(db: Executor, app_id: int, names: tuple[str, ...]) -> bool:
+    """Whether an enabled endpoint of the application wants any of these events (for a path that
+    has a faster way that writes no event)."""
+    return any([await store.wanted(db, app_id, name, opt_in=CATALOGUE[name].opt_in) for name in names])
+
+
+async def record_bulk(
+    db: Database, app_id: int, name: str, now: int, data: Mapping[str, Any], count: int
+) -> None:
+    """One event for a bulk change (delete every user, every used key) with its `count`. Such a
+    change runs in batches, each its own transaction (store/bulk.py), so it is reported once,
+    after its last batch: a process that dies mid-way leaves the batches done unreported."""
+    if count:
+        async with db.transaction() as tx:
+            await record(tx, app_id, name, now, {**data, "count": count})
+
+
+async def import_finished(
+    tx: Executor, app_id: int, now: int, *, source: str, counts: Mapping[str, int]
+) -> bool:
+    """For importers (domain/keyauthimport): report an import that finished, with what it brought
+    in (`counts`, e.g. {"users": 120, "keys": 400}); call it in the transaction that marks the
+    import finished."""
+    return await record(tx, app_id, "import.finished", now, {"source": source, "counts": dict(counts)})

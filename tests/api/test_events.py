@@ -1,0 +1,186 @@
+"""Events (issue 22): each change writes its event in its own transaction, once; a change rolled
+back writes none; nothing is written for an application with no endpoint that wants the event.
+On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from licensegate.config import Settings
+from licensegate.domain import events, users
+from licensegate.domain.permissions import Scope
+from licensegate.services import Services
+from licensegate.store import blacklists as blacklist_store
+from tests.conftest import make_settings
+from tests.helpers import Seller, client_of
+from tests.httpservers import LocalServer, serving
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return make_settings(db_url, tmp_path / "data", outbound_allow=("127.0.0.1",))
+
+
+@pytest.fixture
+def receiver() -> Any:
+    with serving() as server:
+        server.reply("/hook", b"ok")
+        yield server
+
+
+async def recorded(services: Services, app_id: int) -> list[tuple[str, dict[str, Any]]]:
+    rows = await services.db.fetch_all(
+        "SELECT name, payload FROM events WHERE app_id = ? ORDER BY id", app_id
+    )
+    return [(row["name"], orjson.loads(row["payload"])) for row in rows]
+
+
+async def names(services: Services, app_id: int) -> list[str]:
+    return [name for name, _ in await recorded(services, app_id)]
+
+
+async def add_endpoint(seller: Seller, receiver: LocalServer, events_wanted: str = "all") -> str:
+    body = await seller.ok("addeventwebhook", url=receiver.url("/hook"), events=events_wanted)
+    endpoint_id: str = body["id"]
+    return endpoint_id
+
+
+async def test_each_change_writes_its_event_once(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    await add_endpoint(seller, receiver)
+    await seller.ok("adduser", user="alice", sub="default", expiry=30, **{"pass": "secret-pw-1"})
+    await seller.ok("banuser", user="alice", reason="chargeback")
+    await seller.ok("unbanuser", user="alice")
+    await seller.ok("pauseuser", username="alice")
+    await seller.ok("resetpw", user="alice", passwd="another-pw-2")
+    await seller.ok("resetuser", user="alice")
+    await seller.ok("extend", user="alice", sub="default", expiry=5)
+    keys = await seller.ok("add", expiry=10, mask="****-****-****", level=1, amount=2, format="json")
+    first, second = keys["keys"]
+    await seller.ok("ban", key=first, reason="leaked")
+    await seller.ok("del", key=second)
+    await seller.ok("pausesub", sub="default")
+    await seller.ok("pauseapp")
+    await seller.ok("unpauseapp")
+    await seller.ok("addsellerkey", name="shop")
+    await seller.ok("deluser", user="alice")
+    assert await names(services, seller.app_id) == [
+        "user.created",
+        "user.banned",
+        "user.unbanned",
+        "user.paused",
+        "user.password_reset",
+        "user.hwid_reset",
+        "subscription.extended",
+        "key.created",
+        "key.created",
+        "key.banned",
+        "key.deleted",
+        "subscription.paused",
+        "app.paused",
+        "app.resumed",
+        "sellerkey.created",
+        "user.deleted",
+    ]
+    found = dict(await recorded(services, seller.app_id))
+    assert found["user.banned"] == {
+        "version": 1,
+        "user": {"id": found["user.created"]["user"]["id"], "username": "alice"},
+        "reason": "chargeback",
+    }
+    # A key is shown masked in the payload, never whole; the full key is kept apart for the
+    # endpoints that include keys.
+    assert first not in orjson.dumps(found["key.banned"]).decode()
+    assert found["key.banned"]["key"]["masked"] == f"{first[:2]}…{first[-2:]}"
+    # One delivery per event for the one endpoint.
+    count = await services.db.fetch_value(
+        "SELECT COUNT(*) FROM event_deliveries WHERE app_id = ?", seller.app_id
+    )
+    assert count == 16
+
+
+async def test_client_register_and_redeem_write_events(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    await add_endpoint(seller, receiver)
+    keys = await seller.ok("add", expiry=10, mask="****-****-****", level=1, amount=2, format="json")
+    client = client_of(seller)
+    await client.init()
+    await client.ok("register", username="bob", **{"pass": "bob-password-1"}, key=keys["keys"][0], hwid="H1")
+    fresh = client.fresh()
+    await fresh.init()
+    await fresh.ok("license", key=keys["keys"][1], hwid="H2")
+    got = await recorded(services, seller.app_id)
+    assert [name for name, _ in got] == [
+        "key.created",
+        "key.created",
+        "key.redeemed",
+        "user.registered",
+        "key.redeemed",
+        "user.registered",
+    ]
+    assert got[3][1]["via"] == "register"
+    assert got[5][1]["via"] == "license"
+
+
+async def test_no_endpoint_no_event_and_opt_in_needs_its_name(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    await seller.ok("adduser", user="carol", sub="default", expiry=30)
+    assert await names(services, seller.app_id) == []
+    endpoint = await add_endpoint(seller, receiver, "user.banned")
+    await seller.ok("resetuser", user="carol")  # not wanted by the endpoint
+    await seller.ok("banuser", user="carol")
+    assert await names(services, seller.app_id) == ["user.banned"]
+    await seller.ok("editeventwebhook", id=endpoint, enabled=0)
+    await seller.ok("unbanuser", user="carol")
+    await seller.ok("banuser", user="carol")
+    assert await names(services, seller.app_id) == ["user.banned"]
+    # "all" does not include an opt-in event; naming it does.
+    scope = Scope(seller.app_id)
+    async with services.db.transaction() as tx:
+        assert not await events.record(tx, seller.app_id, "user.logged_in", 1, {})
+    await seller.ok("editeventwebhook", id=endpoint, enabled=1, events="all,user.logged_in")
+    async with services.db.transaction() as tx:
+        assert await events.record(tx, seller.app_id, "user.logged_in", 1, {})
+    assert scope.app_id == seller.app_id
+
+
+async def test_a_change_rolled_back_writes_no_event(
+    services: Services, seller: Seller, receiver: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await add_endpoint(seller, receiver)
+    await seller.ok("adduser", user="dave", sub="default", expiry=30)
+    await services.db.execute("UPDATE users SET last_ip = '198.51.100.9' WHERE username = 'dave'")
+
+    async def broken(*_args: Any, **_kwargs: Any) -> None:
+        raise RuntimeError("the disk broke")
+
+    # The ban's blacklist entries are written after its event, in the same transaction.
+    monkeypatch.setattr(blacklist_store, "add", broken)
+    with pytest.raises(RuntimeError):
+        await users.ban_by_name(
+            services.db, Scope(seller.app_id), "dave", "x", services.clock.now(), blacklist_as="owner"
+        )
+    assert await names(services, seller.app_id) == ["user.created"]
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM event_deliveries") == 1
+    banned = await services.db.fetch_value("SELECT banned_reason FROM users WHERE username = 'dave'")
+    assert banned is None
+
+
+async def test_import_finished_for_importers(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    await add_endpoint(seller, receiver, "import.finished")
+    async with services.db.transaction() as tx:
+        assert await events.import_finished(tx, seller.app_id, 5, source="keyauth", counts={"users": 3})
+    assert await recorded(services, seller.app_id) == [
+        ("import.finished", {"version": 1, "source": "keyauth", "counts": {"users": 3}})
+    ]
