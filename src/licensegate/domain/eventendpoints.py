@@ -82,17 +82,15 @@ async def add(
     shown = await check_url(settings, spec.url)
     if await store.count_endpoints(db, app_id) >= MAX_ENDPOINTS:
         raise errorcodes.TOO_MANY_EVENT_ENDPOINTS(limit=MAX_ENDPOINTS)
-    endpoint_id = await store.insert_endpoint(
-        db,
-        app_id=app_id,
+    values = store.EndpointValues(
         url=box.seal(spec.url, eventdelivery.URL_PURPOSE),
         url_shown=shown,
         events=parse_events(spec.events or "all"),
         format=spec.format or "json",
         enabled=True if spec.enabled is None else spec.enabled,
         include_keys=bool(spec.include_keys),
-        now=now,
     )
+    endpoint_id = await store.insert_endpoint(db, app_id, values, now)
     return await get(db, app_id, endpoint_id)
 
 
@@ -120,18 +118,15 @@ async def edit(
         url = box.seal(spec.url, eventdelivery.URL_PURPOSE)
     else:
         shown, url = before["url_shown"], before["url"]
-    await store.update_endpoint(
-        db,
-        app_id,
-        endpoint_id,
+    values = store.EndpointValues(
         url=url,
         url_shown=shown,
         events=before["events"] if spec.events is None else parse_events(spec.events),
         format=spec.format or before["format"],
         enabled=bool(before["enabled"]) if spec.enabled is None else spec.enabled,
         include_keys=bool(before["include_keys"]) if spec.include_keys is None else spec.include_keys,
-        now=now,
     )
+    await store.update_endpoint(db, app_id, endpoint_id, values, now)
     return before, await get(db, app_id, endpoint_id)
 
 

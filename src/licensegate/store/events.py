@@ -9,6 +9,7 @@ leaves the delivery due again once the lease runs out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypedDict, cast
 
 from licensegate.store.database import Executor
@@ -150,28 +151,25 @@ async def wanted(db: Executor, app_id: int, name: str, *, opt_in: bool) -> bool:
 # --- endpoints ---------------------------------------------------------------------------------
 
 
-async def insert_endpoint(
-    db: Executor,
-    *,
-    app_id: int,
-    url: str,
-    url_shown: str,
-    events: str,
-    format: str,
-    enabled: bool,
-    include_keys: bool,
-    now: int,
-) -> int:
+@dataclass(frozen=True)
+class EndpointValues:
+    url: str  # sealed
+    url_shown: str
+    events: str
+    format: str
+    enabled: bool
+    include_keys: bool
+
+    def row(self) -> tuple[object, ...]:
+        return (self.url, self.url_shown, self.events, self.format, int(self.enabled), int(self.include_keys))
+
+
+async def insert_endpoint(db: Executor, app_id: int, values: EndpointValues, now: int) -> int:
     row_id: int = await db.fetch_value(
-        "INSERT INTO event_endpoints (app_id, url, url_shown, events, format, enabled, include_keys, "
+        "INSERT INTO event_endpoints (url, url_shown, events, format, enabled, include_keys, app_id, "
         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        *values.row(),
         app_id,
-        url,
-        url_shown,
-        events,
-        format,
-        int(enabled),
-        int(include_keys),
         now,
         now,
     )
@@ -179,19 +177,10 @@ async def insert_endpoint(
 
 
 async def update_endpoint(
-    db: Executor,
-    app_id: int,
-    endpoint_id: int,
-    *,
-    url: str,
-    url_shown: str,
-    events: str,
-    format: str,
-    enabled: bool,
-    include_keys: bool,
-    now: int,
+    db: Executor, app_id: int, endpoint_id: int, values: EndpointValues, now: int
 ) -> int:
     """Enabling again clears the failure count and why it was disabled."""
+    enabled = int(values.enabled)
     return await db.execute(
         "UPDATE event_endpoints SET url = ?, url_shown = ?, events = ?, format = ?, enabled = ?, "
         "include_keys = ?, updated_at = ?, "
@@ -199,16 +188,11 @@ async def update_endpoint(
         "alerted_at = CASE WHEN ? = 1 AND enabled = 0 THEN NULL ELSE alerted_at END, "
         "disabled_reason = CASE WHEN ? = 1 THEN NULL ELSE disabled_reason END "
         "WHERE app_id = ? AND id = ?",
-        url,
-        url_shown,
-        events,
-        format,
-        int(enabled),
-        int(include_keys),
+        *values.row(),
         now,
-        int(enabled),
-        int(enabled),
-        int(enabled),
+        enabled,
+        enabled,
+        enabled,
         app_id,
         endpoint_id,
     )
