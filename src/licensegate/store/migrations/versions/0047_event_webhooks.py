@@ -2,7 +2,7 @@
 log and the notices of expiring and expired grants already reported
 
 Revision ID: 0047
-Revises: 0042
+Revises: 0043
 Create Date: 2026-11-28 00:00:00.000000
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0047"
-down_revision = "0042"
+down_revision = "0043"
 branch_labels = None
 depends_on = None
 
