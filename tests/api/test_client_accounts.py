@@ -131,6 +131,9 @@ async def test_login_hwid_and_subscription_rules(app: Client, seller: Seller, cl
     await registered(app, seller, hwid=HWID)
     await app.fails("login", 403, "hwid_mismatch", hwid="another-machine-000000", **creds("erin", "pw1"))
     await seller.ok("resetuser", user="erin")
+    # The reset ended erin's sessions (the next online check decides, issue 21): a new one binds.
+    await app.fails("check", 403, "session_not_found")
+    await app.init()
     await app.ok("login", hwid="another-machine-000000", **creds("erin", "pw1"))
     clock.advance(31 * 86400)
     await app.init()

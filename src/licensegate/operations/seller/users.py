@@ -530,7 +530,8 @@ async def unpause(call: SellerCall) -> dict[str, Any]:
     returns={"removed": "number of HWIDs removed"},
 )
 async def reset_hwid(call: SellerCall) -> dict[str, Any]:
-    """Forget the user's HWIDs; their next login records a new one."""
+    """Forget the user's HWIDs and end their client sessions; their next login records a new one
+    (a program that keeps a signed license file is refused at its next online check)."""
     removed = await users.reset_hwids(call.db, call.scope, call.args.text("user"), call.now())
     return {"message": "Successfully reset user!", "removed": removed}
 
