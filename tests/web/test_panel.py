@@ -16,6 +16,7 @@ import pytest
 from licensegate.clock import MovableClock
 from licensegate.domain import totp
 from licensegate.services import Services
+from licensegate.store import sessions as session_store
 from licensegate.store import users as user_store
 from tests.helpers import Client, make_user
 from tests.imported import PASSWORD as IMPORTED_PASSWORD
@@ -166,9 +167,16 @@ async def test_reset_hwid_honours_the_cooldown(services: Services, clock: Movabl
         asked = await page.post(panel(shop, "reset-hwid"), {})
         assert "Reset your HWID?" in text_of(asked.text)
         assert await user_store.hwids(services.db, kim) == [HWID]
+        # A program of kim's logged in: the reset ends its session (the next online check decides).
+        now = clock.now()
+        await session_store.start(
+            services.db, session_id="program", app_id=shop.app_id, ip="::1", now=now, expires_at=now + 3600
+        )
+        await services.db.execute("UPDATE sessions SET user_id = ?, validated = 1 WHERE id = 'program'", kim)
         done = await page.post(panel(shop, "reset-hwid"), {"confirmed": "1"})
         assert "Your HWID is reset" in text_of(done.text)
         assert await user_store.hwids(services.db, kim) == []
+        assert await session_store.open_ids_of_user(services.db, shop.app_id, kim, clock.now()) == []
         assert "You can reset your HWID again in 1 hour." in text_of(done.text)
 
         clock.advance(1000)

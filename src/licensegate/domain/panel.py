@@ -25,6 +25,7 @@ from licensegate.domain.sessions import LICENSE_USER
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox
 from licensegate.store import panel as store
+from licensegate.store import sessions as session_store
 from licensegate.store.database import Database, Executor
 
 LIFETIME = 8 * 3600  # a panel session's absolute limit
@@ -194,12 +195,14 @@ async def subscriptions(
 
 
 async def reset_hwid(db: Database, session: PanelSession, now: int) -> int:
-    """Forget the user's HWIDs (their next login records the machine it comes from), once the
-    cooldown since their last reset has passed: how many were forgotten."""
+    """Forget the user's HWIDs (their next login records the machine it comes from) and end their
+    client sessions, as the seller's reset does, once the cooldown since their last reset has
+    passed: how many were forgotten."""
     async with db.transaction() as tx:
         if not await store.try_reset_hwids(tx, session.user_id, now, now - session.cooldown):
             wait = max(session.next_reset() - now, 1)
             raise errorcodes.HWID_RESET_COOLDOWN(remaining=remaining_text(wait))
+        await session_store.end_for_user(tx, session.user_id)
         return await store.delete_hwids(tx, session.user_id)
 
 
