@@ -318,7 +318,7 @@ class Standin:
                 text = b"Invalid seller key length. Seller key is located in seller settings of dashboard."
                 return 404, {"Content-Type": "text/plain"}, text
             kind = query.get("type", "")
-            step = f"userdata:{query.get('user', '')}" if kind == "userdata" else kind
+            step = f"{kind}:{query.get('user', '')}" if kind in ("userdata", "usersub") else kind
             if self.fail_after is not None and len(self.answered) >= self.fail_after:
                 self.failed.append(step)
                 return 500, {"Content-Type": "text/html"}, b"<h1>502 Bad Gateway</h1>"
@@ -343,6 +343,28 @@ class Standin:
                 status, body = self._dispatch(kind, query)
             self.answered.append(step)
             return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+    def suspects(self) -> list[str]:
+        """Users whose subscriptions an importer reads with usersub: none active, or a paused key."""
+        paused = {k["usedby"] for k in self.app.keys if k["status"] == "Paused"}
+        return [
+            u["username"]
+            for u in self.app.users
+            if not self._active(u["username"]) or u["username"] in paused
+        ]
+
+    def steps(self, lists: tuple[str, ...]) -> list[str]:
+        """The steps of a whole read, in order: the lists, then each user (and its usersub where
+        asked; a server without usersub is asked once)."""
+        found = list(lists)
+        suspects = set(self.suspects())
+        asked = False
+        for user in self.app.users:
+            found.append(f"userdata:{user['username']}")
+            if user["username"] in suspects and (self.era == "2022" or not asked):
+                found.append(f"usersub:{user['username']}")
+                asked = True
+        return found
 
     def _active(self, user: str) -> list[StandinSub]:
         now = self.now()
@@ -387,6 +409,23 @@ class Standin:
             return _ok("Successfully Retrieved Usernames", usernames=names)
         if kind == "userdata":
             return self._userdata(query.get("user", ""), newer)
+        if kind == "usersub" and not newer:  # 2022 only: every row, paused and expired ones too
+            rows = [
+                {
+                    "id": str(i + 1),
+                    "user": sub.user,
+                    "subscription": sub.subscription,
+                    "expiry": str(sub.expiry),
+                    "app": app.secret,
+                    "key": sub.key,
+                    "paused": "1" if sub.paused else "0",
+                }
+                for i, sub in enumerate(app.subs)
+                if sub.user == query.get("user", "")
+            ]
+            if not rows:
+                return _none("No Subscriptions Found")
+            return _ok("Successfully Retrieved User Subscription", subs=rows)
         lists: dict[str, tuple[str, list[dict[str, Any]], str, str]] = {
             "fetchalluservars": (
                 "vars",

@@ -16,12 +16,15 @@ from licensegate.domain.keyauthimport.pacing import DEFAULT_PACE, Pace, Pacer, S
 from licensegate.domain.keyauthimport.sellerread import (
     DEFAULT_URL,
     USERDATA,
+    USERSUB,
     Progress,
     ReadStats,
     SellerApiReader,
     open_checkpoint,
+    paused_key_users,
     replies,
     usernames_of,
+    usersub_known,
 )
 from licensegate.domain.keyauthimport.values import flag, integer, named, text
 
@@ -237,8 +240,34 @@ class SellerApiSource:
                 cooldown=integer(pick("cooldown")),
             )
 
+    def _usersubs(self) -> dict[str, list[dict[str, Any]]]:
+        """usersub's rows (every subscription, paused ones too) of the users it was asked for."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for entry in replies(self.checkpoint, USERSUB):
+            reply = entry["reply"]
+            if reply.get("success") is True:
+                found[str(entry["user"])] = [row for row in reply.get("subs") or [] if isinstance(row, dict)]
+            elif reply.get("success") is False and usersub_known(reply):
+                found[str(entry["user"])] = []  # "No Subscriptions Found"
+        return found
+
     def _subs(self) -> Iterator[r.Sub]:
+        every = self._usersubs()
         for name, data in self._userdata():
+            if name in every:
+                for row in every[name]:
+                    expiry = integer(row.get("expiry"))
+                    if expiry is None:
+                        continue
+                    yield r.Sub(
+                        app=self.secret,
+                        user=name,
+                        subscription=str(row.get("subscription") or ""),
+                        expiry=expiry,  # remaining seconds while paused, as KeyAuth keeps it
+                        paused=flag(row.get("paused"), False),
+                        key=text(row.get("key")),
+                    )
+                continue
             for sub in data.get("subscriptions") or []:
                 expiry = integer(sub.get("expiry")) if isinstance(sub, dict) else None
                 if expiry is None:
@@ -389,25 +418,35 @@ class SellerApiSource:
 
     def _paused_warnings(self, read: dict[str, dict[str, Any]]) -> list[str]:
         found: list[str] = []
-        if next(self.apps()).paused:
+        every = self._usersubs()
+        if next(self.apps()).paused and not every:
             found.append(
                 "The application is paused on KeyAuth: every subscription is paused, and the seller "
                 "API does not give paused subscriptions, so none are imported. Unpause it on KeyAuth "
                 "first, or import from a dump"
             )
-        keys = self._rows("fetchallkeys", "keys")
-        paused = sorted({str(k["usedby"]) for k in keys if k.get("status") == "Paused" and k.get("usedby")})
+        paused = sorted(paused_key_users(self._reply("fetchallkeys")) - set(every))
         for name in paused:
             found.append(
                 f"User {name}: its key is paused, so its paused subscriptions are not in the seller "
                 "API (userdata lists active ones only) and are not imported"
             )
-        empty = [name for name, data in read.items() if not data.get("subscriptions") and name not in paused]
+        empty = [
+            name
+            for name, data in read.items()
+            if not data.get("subscriptions") and name not in paused and name not in every
+        ]
         if empty:
             found.append(
                 f"{len(empty)} users have no active subscription in the seller API: their expired "
                 "subscriptions and any paused ones (which the seller API does not give) are not "
                 f"imported: {named(empty)}"
+            )
+        if every:
+            found.append(
+                f"{len(every)} users with no active subscription or a paused key were read with "
+                "usersub, which gives every subscription row: their paused and expired "
+                "subscriptions are imported as they are"
             )
         return found
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ LISTS = (
     "fetchalllogs",
 )
 USERDATA = "userdata:"  # a user's step is this prefix and the username
+USERSUB = "usersub:"  # every subscription row of a user, paused ones included (older servers)
+NO_SUCH_TYPE = "type doesn't exist"
 MAX_REPLY = 256 * 1024 * 1024  # fetchallkeys of a large application is one reply
 REQUEST_TIMEOUT = 300.0
 MAX_RATE_LIMITED = 8  # 429s in a row before giving up (the checkpoint stays for --resume)
@@ -71,6 +73,31 @@ def usernames_of(reply: dict[str, Any]) -> list[str]:
     return names
 
 
+@dataclass
+class _Known:
+    active: dict[str, bool | None] = field(default_factory=dict)  # username -> any active (None: gone)
+    usersub: bool | None = None  # whether the server answers usersub (None: not asked yet)
+
+
+def _has_subscriptions(reply: dict[str, Any]) -> bool | None:
+    """None for a user deleted since the list was read."""
+    return bool(reply.get("subscriptions")) if reply.get("success") is True else None
+
+
+def usersub_known(reply: dict[str, Any]) -> bool:
+    return str(reply.get("message") or "").strip().lower().rstrip("!.") != NO_SUCH_TYPE
+
+
+def paused_key_users(reply: dict[str, Any]) -> set[str]:
+    """Users whose key is paused (pausing a user pauses the key it used)."""
+    keys = reply.get("keys") or []
+    return {
+        str(k["usedby"])
+        for k in keys
+        if isinstance(k, dict) and k.get("status") == "Paused" and k.get("usedby")
+    }
+
+
 def _empty_list(step: str, status: int, message: str) -> bool:
     """KeyAuth answers an empty list as a refusal (`No License Keys Found`, HTTP 406), and a user
     deleted since the list was read as `User not found`; a wrong seller key is a 404."""
@@ -79,6 +106,8 @@ def _empty_list(step: str, status: int, message: str) -> bool:
         return False
     if step.startswith(USERDATA):
         return text.endswith("not found")
+    if step.startswith(USERSUB):  # none, the user gone, or a server without usersub: all kept
+        return status == 406 or text.endswith("not found") or text == NO_SUCH_TYPE
     return step.startswith("fetch") and (status == 406 or (text.startswith("no ") and text.endswith("found")))
 
 
@@ -117,13 +146,43 @@ class SellerApiReader:
             await self._report(done, None, step)
         names = self._usernames()
         total = len(lists) + len(names)
+        known = self._known_users()
+        paused = paused_key_users(self.checkpoint.reply("fetchallkeys"))
         for name in names:
             step = USERDATA + name
             if step not in self.checkpoint.done:
-                self.checkpoint.record(step, await self._ask(step, {"user": name}), user=name)
+                reply = await self._ask(step, {"user": name})
+                self.checkpoint.record(step, reply, user=name)
+                known.active[name] = _has_subscriptions(reply)
+            done += 1
+            await self._report(done, total, step)
+            # userdata lists active subscriptions only: where some may be paused (no active one, or
+            # a paused key), the older `usersub` gives every row, while the server knows it.
+            suspect = known.active.get(name) is False or name in paused
+            if not suspect or known.usersub is False:
+                continue
+            step = USERSUB + name
+            total += 1
+            if step not in self.checkpoint.done:
+                reply = await self._ask(step, {"user": name})
+                self.checkpoint.record(step, reply, user=name)
+                if known.usersub is None:
+                    known.usersub = usersub_known(reply)
             done += 1
             await self._report(done, total, step)
         return ReadStats(self._requests, self._rate_limited, resumed)
+
+    def _known_users(self) -> _Known:
+        """What finished steps say: which users have active subscriptions, whether the server
+        knows `usersub` (one pass over the checkpoint, so a resumed read starts at once)."""
+        known = _Known()
+        for entry in self.checkpoint.entries():
+            step = str(entry["step"])
+            if step.startswith(USERDATA):
+                known.active[str(entry["user"])] = _has_subscriptions(entry["reply"])
+            elif step.startswith(USERSUB) and known.usersub is None:
+                known.usersub = usersub_known(entry["reply"])
+        return known
 
     def _usernames(self) -> list[str]:
         names = usernames_of(self.checkpoint.reply("fetchallusernames"))
