@@ -84,6 +84,7 @@ def test_entitlements_on_their_page_and_on_subscription_key_and_user_pages(
     section.get_by_role("button", name="Attach").click()
     expect(page.get_by_role("status")).to_contain_text("The entitlement export is attached.")
     assert attached(dashboard_server, sellerkey, user="ann") == ["export"]
+    expect(page.get_by_role("region", name="Entitlements")).to_contain_text("Has now: export")
     tab.audit("user-entitlements")
     tab.check_console()
 

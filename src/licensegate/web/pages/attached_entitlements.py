@@ -25,8 +25,11 @@ async def attached(
     db = visit.services.db
     mine = await entitlements.attached_to(db, owner, owner_id)
     held = {row["code"] for row in mine}
+    # A user's page also says what the user has now, through subscriptions and keys as well.
+    held_now = await entitlements.of_user(db, owner_id, visit.now()) if owner == "user" else []
     return {
         "attached": mine,
+        "held_now": held_now,
         "choices": [
             (row["code"], f"{row['code']} ({row['name']})")
             for row in await entitlements.list_all(db, app.id)
