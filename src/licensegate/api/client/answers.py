@@ -9,6 +9,7 @@ application and with the deployment's own key otherwise. Signed answers are neve
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,10 +21,12 @@ from starlette.responses import Response
 from licensegate.api.client.legacy import Cipher10
 from licensegate.api.envelope import ClientDialect
 from licensegate.domain import errorcodes
+from licensegate.secretbox import SecretBoxError
 from licensegate.services import Services
 from licensegate.signing import Signer, hmac_hex
 
 MAX_CLIENTNONCE = 64
+log = logging.getLogger("licensegate")
 JSON = b"application/json"
 TEXT = b"text/plain; charset=utf-8"
 
@@ -106,6 +109,21 @@ class Answering:
         headers: Mapping[str, str] | None = None,
     ) -> Response:
         """`raw` as it goes out, signed."""
+        try:
+            all_headers = await self._signed_headers(services, raw, media_type)
+        except SecretBoxError as exc:
+            # The application's keys do not open (sealed under another deployment key): the
+            # answer is still signed, by the deployment's key, never sent unsigned.
+            log.error("a client answer signed by the deployment's key instead: %s", exc)
+            self.signing_key = self.secret = self.hmac_suffix = None
+            all_headers = await self._signed_headers(services, raw, media_type)
+        if headers:
+            all_headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        return SignedAnswer(raw, status, all_headers)
+
+    async def _signed_headers(
+        self, services: Services, raw: bytes, media_type: bytes
+    ) -> list[tuple[bytes, bytes]]:
         if self.signing_key is not None:
             signer = services.signers.signer(self.signing_key)
         else:
@@ -122,6 +140,4 @@ class Answering:
                 # KeyAuth's Python one crashes) and reports a failed check with the answer's text.
                 key = signer.public_key
             all_headers.append((b"signature", hmac_hex(key, raw).encode("ascii")))
-        if headers:
-            all_headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-        return SignedAnswer(raw, status, all_headers)
+        return all_headers

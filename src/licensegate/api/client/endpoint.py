@@ -58,6 +58,7 @@ async def handle(
     async def found(app: ClientApp) -> None:
         keys = await services.signers.sealed_keys(db, app.id, app.signing_key, app.secret)
         answering.knows_app(*keys)
+        services.signers.signer(keys[0])  # a key that does not open is a fault now, before any write
         services.signers.note_app(app.ownerid, app.name, *keys)
 
     app, session = await sessions.identify(
