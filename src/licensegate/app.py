@@ -24,7 +24,7 @@ from licensegate.addresses import client_ip
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
-from licensegate.domain import eventdelivery, logs, overview, passwordreset
+from licensegate.domain import deploymentkey, eventdelivery, logs, overview, passwordreset
 from licensegate.domain import panel as panel_sessions
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
@@ -318,6 +318,8 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             yield
             return
         opened = await Services.open(settings)
+        with contextlib.suppress(DatabaseUnavailable):  # `serve` checked it before starting workers
+            await deploymentkey.check(opened.db, opened.secrets, opened.clock.now())
         app.state.services = opened
         folder = metrics.run_folder()
         snapshots = app.state.snapshots = make_snapshots(opened, counts, folder)

@@ -38,7 +38,10 @@ def _settings(database: str | None) -> Settings:
 def _with_database(
     settings: Settings, work: Callable[[Database, SecretBox], Awaitable[T]], box: SecretBox | None = None
 ) -> T:
-    """Run `work` on the database and the deployment key (the key file is made if missing)."""
+    """Run `work` on the database and the deployment key (the key file is made if missing),
+    once the database is found sealed under that key (`deploymentkey.check`)."""
+    from licensegate.clock import SystemClock
+    from licensegate.domain import deploymentkey
     from licensegate.services import open_secretbox
     from licensegate.store.database import open_database
 
@@ -47,11 +50,22 @@ def _with_database(
     async def run() -> T:
         db = await open_database(settings.database_url, pool_size=1)
         try:
+            await deploymentkey.check(db, opened, SystemClock().now())
             return await work(db, opened)
         finally:
             await db.close()
 
     return asyncio.run(run())
+
+
+async def _nothing(_db: Database, _box: SecretBox) -> None:
+    return None
+
+
+def check_deployment_key(settings: Settings) -> None:
+    """Refuse a database sealed under another deployment key (recording the key on one that
+    records none yet)."""
+    _with_database(settings, _nothing)
 
 
 def _provision(settings: Settings) -> None:
@@ -220,11 +234,17 @@ def cmd_public_key(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _resealing(db: Database, box: SecretBox) -> int:
+    from licensegate.clock import SystemClock
+    from licensegate.domain.sealed import reseal_all
+
+    return await reseal_all(db, box, SystemClock().now())
+
+
 def cmd_rotate_key(args: argparse.Namespace) -> int:
     """A new deployment key in the key file, every sealed value re-sealed under it, then the old
     key dropped from the file (kept with --keep-old)."""
     from licensegate import keyring
-    from licensegate.domain.sealed import reseal_all
     from licensegate.secretbox import SecretBox
     from licensegate.store import migrate
 
@@ -240,7 +260,7 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
     assert old.path is not None
     rotated = keyring.Keyring((keyring.new_key(), *old.keys), old.path)
     keyring.replace_key_file(old.path, rotated.keys)
-    changed = _with_database(settings, reseal_all, SecretBox(rotated))
+    changed = _with_database(settings, _resealing, SecretBox(rotated))
     if not args.keep_old:
         keyring.replace_key_file(old.path, (rotated.current,))
     print(
@@ -253,12 +273,11 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
 
 def cmd_reseal(args: argparse.Namespace) -> int:
     """Re-seal every secret at rest under the current deployment key."""
-    from licensegate.domain.sealed import reseal_all
     from licensegate.store import migrate
 
     settings = _settings(args.database)
     migrate.require_schema(settings.database_url)
-    changed = _with_database(settings, reseal_all)
+    changed = _with_database(settings, _resealing)
     print(f"{changed} value(s) re-sealed", file=sys.stderr)
     return 0
 
@@ -274,7 +293,7 @@ def _pairs(texts: Sequence[str]) -> dict[str, str]:
 
 
 def cmd_seller(args: argparse.Namespace) -> int:
-    from licensegate.domain import apps, permissions
+    from licensegate.domain import apps, deploymentkey, permissions
     from licensegate.operations.seller import Caller, invoke
     from licensegate.services import Services
     from licensegate.store import migrate
@@ -286,6 +305,7 @@ def cmd_seller(args: argparse.Namespace) -> int:
     async def run() -> dict[str, object]:
         services = await Services.open(settings)
         try:
+            await deploymentkey.check(services.db, services.secrets, services.clock.now())
             app = await apps.find_for_client(services.db, args.ownerid, args.name)
             identity = await permissions.identity_of_account(services.db, app.id, None)
             body = await invoke(services, Caller(identity, via="command line"), args.type, params)
@@ -386,6 +406,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
     settings = _settings(args.database)
     migrate.require_schema(settings.database_url)
+    check_deployment_key(settings)  # a backup whose key cannot open its database restores nothing usable
     target = Path(args.path)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CommandError(f"{target.resolve()} exists and is not an empty folder: name a new one")
@@ -491,6 +512,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     rows = sum(table["rows"] for table in manifest["tables"])
+    check_deployment_key(settings)  # the restored data and the key in effect must agree
     print(
         f"licensegate: restored {rows} rows in {len(manifest['tables'])} tables and {files} files "
         f"from {source.resolve()} into {where(settings)}",

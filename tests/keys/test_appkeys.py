@@ -110,7 +110,7 @@ async def test_reseal_moves_every_value_to_the_new_key(
     await appkeys.deployment_public_key(services.db, services.secrets, 1)
     old_ring = services.secrets.keyring
     new_box = SecretBox(keyring.Keyring((keyring.new_key(), *old_ring.keys)))
-    changed = await reseal_all(services.db, new_box)
+    changed = await reseal_all(services.db, new_box, 1)
     assert changed >= 3  # the secret, the signing key and the deployment's key
     row = await stored(services, seller.app_id)
     assert not new_box.needs_resealing(row["secret"])
@@ -118,7 +118,7 @@ async def test_reseal_moves_every_value_to_the_new_key(
     assert (await appkeys.client_keys(services.db, only_new, seller.app_id)) == appkeys.ClientKeys(
         keys["public_key"], keys["secret"]
     )
-    assert await reseal_all(services.db, new_box) == 0
+    assert await reseal_all(services.db, new_box, 1) == 0
 
 
 def test_cli_public_key_and_rotate_key(db_url: str, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from licensegate import ids
-from licensegate.domain import appkeys
+from licensegate.domain import appkeys, deploymentkey
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import sealed as store
 from licensegate.store.database import Database
@@ -47,9 +47,10 @@ async def seal_clear(db: Database, box: SecretBox) -> int:
     return changed
 
 
-async def reseal_all(db: Database, box: SecretBox) -> int:
-    """Re-seal every value not sealed under the current key; returns how many changed. Safe to
-    run while the service runs: each value is replaced only if it did not change meanwhile."""
+async def reseal_all(db: Database, box: SecretBox, now: int) -> int:
+    """Re-seal every value not sealed under the current key, then record that key as the
+    database's (`deploymentkey`); returns how many changed. Safe to run while the service runs:
+    each value is replaced only if it did not change meanwhile."""
     await appkeys.provision_all(db, box)  # clear secrets of old applications get sealed first
     await seal_clear(db, box)
 
@@ -58,4 +59,6 @@ async def reseal_all(db: Database, box: SecretBox) -> int:
             return None
         return box.seal(box.open(value, purpose), purpose)
 
-    return await _renew(db, store.SEALED_COLUMNS, resealed)
+    changed = await _renew(db, store.SEALED_COLUMNS, resealed)
+    await deploymentkey.record_resealed(db, box, now)
+    return changed

@@ -593,6 +593,16 @@ signing_keys = sa.Table(
     _time("created_at", nullable=False),
 )
 
+# Which deployment key the database's secrets are sealed under: its public id (never the key), so
+# a process holding another key refuses to work on the database (`domain/deploymentkey.py`).
+deployment_key = sa.Table(
+    "deployment_key",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),  # one row: "current"
+    _text("key_id", nullable=False),
+    _time("recorded_at", nullable=False),
+)
+
 # --- client sessions ---------------------------------------------------------------------------
 
 sessions = sa.Table(
