@@ -14,7 +14,9 @@ from licensegate.domain import errorcodes, eventdelivery, events
 from licensegate.secretbox import SecretBox
 from licensegate.store import events as store
 from licensegate.store.database import Executor
-from licensegate.store.events import AttemptRow, EndpointRow, EventRow
+from licensegate.store.events import AttemptRow as AttemptRow
+from licensegate.store.events import EndpointRow as EndpointRow
+from licensegate.store.events import EventRow as EventRow
 
 FORMATS = ("json", "discord", "slack")
 MAX_URL = 2048

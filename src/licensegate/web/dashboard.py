@@ -18,6 +18,7 @@ from licensegate.web.pages import (
     chats,
     details,
     entitlements,
+    eventwebhooks,
     files,
     keyauth_import,
     license_actions,
@@ -104,6 +105,7 @@ def dashboard_app() -> ASGIApp:
         *logs.ROUTES,
         *balance.ROUTES,
         *webhooks.ROUTES,
+        *eventwebhooks.ROUTES,
         *loader.ROUTES,
         *files.ROUTES,
     ]
