@@ -182,6 +182,13 @@ def summary(source: r.Source) -> dict[str, Any]:
     return {"applications": found}
 
 
+def _close(source: r.Source) -> None:
+    """A dump keeps its file open until closed."""
+    close = getattr(source, "close", None)
+    if close is not None:
+        close()
+
+
 def _known(ctx: Context) -> tuple[type[Exception], ...]:
     """Failures whose message is for the person who started the import."""
     return (SellerApiError, CheckpointError, ExportFileError, DumpError, ImportFailed, *ctx.refused)
@@ -195,7 +202,10 @@ async def run_read(ctx: Context, import_id: int, account_id: int, *, resume: boo
         return
     try:
         source = await open_source(ctx, row, resume=resume)
-        report = await _write(ctx, import_id, source, dry_run=True)
+        try:
+            report = await _write(ctx, import_id, source, dry_run=True)
+        finally:
+            _close(source)
     except Exception as exc:
         if isinstance(exc, _known(ctx)):
             error = str(exc)
@@ -218,7 +228,10 @@ async def run_import(ctx: Context, import_id: int, account_id: int) -> dict[str,
         return None
     try:
         source = await open_source(ctx, row, resume=True)
-        report = await _write(ctx, import_id, source, dry_run=False)
+        try:
+            report = await _write(ctx, import_id, source, dry_run=False)
+        finally:
+            _close(source)
     except Exception as exc:
         known = _known(ctx)
         message = str(exc) if isinstance(exc, known) else "unexpected error"
