@@ -1,6 +1,6 @@
 """What a signed license file costs (issue 21), measured in one process (CPU only, no network,
 SQLite): issuing one (Get License File) against a License Login re-check of the same user in the
-same run, in alternating batches, and verifying one offline with `licensegate.client`. Prints
+same run, in alternating batches, and verifying one offline with `licensegate_client.client`. Prints
 microseconds of process CPU per call and what that is per second of one core. The figures in
 docs/benchmarks.md come from here.
 
@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 
 from bench.signing import _discard, _receive, _scope, fastest, logged_in, open_services  # noqa: E402
-from licensegate import client as lg  # noqa: E402
 from licensegate.app import build_app  # noqa: E402
+from licensegate_client import client as lg  # noqa: E402
 
 HWID = "S-1-5-21-1111111111-2222222222-3333333333-1001"
 

@@ -1,11 +1,11 @@
-"""`licensegate.client.verify_answer`: what makes an answer untrustworthy, without a server."""
+"""`licensegate_client.client.verify_answer`: what makes an answer untrustworthy, without a server."""
 
 from __future__ import annotations
 
 import pytest
 
 from licensegate import signing
-from licensegate.client import ClientError, TamperedAnswer, verify_answer
+from licensegate_client.client import ClientError, TamperedAnswer, verify_answer
 
 SIGNER = signing.Signer(b"\x01" * 32)
 BODY = b'{"success":true,"code":68,"message":"ok","clientnonce":"n1"}'
@@ -54,7 +54,7 @@ def test_old_future_altered_and_unbound_answers_are_refused() -> None:
 
 
 def test_origin_of_is_what_browsers_send() -> None:
-    from licensegate.client import origin_of
+    from licensegate_client.client import origin_of
 
     assert origin_of("https://Licenses.Example.com/") == "https://licenses.example.com"
     assert origin_of("https://licenses.example.com:443/panel/1/") == "https://licenses.example.com"

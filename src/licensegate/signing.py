@@ -8,15 +8,23 @@ a rotated key is a new sealed string, so no cache entry ever outlives its key.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 
-from nacl.bindings import crypto_sign, crypto_sign_open, crypto_sign_seed_keypair
-from nacl.exceptions import BadSignatureError
+from nacl.bindings import crypto_sign, crypto_sign_seed_keypair
 
+from licensegate_client.signing import SIGNATURE_HEX, hmac_hex, verify
+
+__all__ = [
+    "SEED_BYTES",
+    "SIGNATURE_HEX",
+    "Signer",
+    "SignerCache",
+    "hmac_hex",
+    "new_seed",
+    "public_key_of",
+    "verify",
+]
 SEED_BYTES = 32
-SIGNATURE_HEX = 128
 
 
 class Signer:
@@ -41,24 +49,6 @@ def new_seed() -> bytes:
 def public_key_of(seed: bytes) -> str:
     public, _secret = crypto_sign_seed_keypair(seed)
     return public.hex()
-
-
-def verify(public_key_hex: str, signature_hex: str, message: bytes) -> bool:
-    """Whether `signature_hex` is a valid Ed25519 signature of `message` by that public key."""
-    if len(signature_hex) != SIGNATURE_HEX:
-        return False
-    try:
-        public = bytes.fromhex(public_key_hex)
-        signature = bytes.fromhex(signature_hex)
-        crypto_sign_open(signature + message, public)
-    except (ValueError, BadSignatureError, TypeError):
-        return False
-    return True
-
-
-def hmac_hex(key: str, body: bytes) -> str:
-    """API 1.2's `signature` header: lowercase hex HMAC-SHA256 of the body."""
-    return hmac.new(key.encode("utf-8"), body, hashlib.sha256).hexdigest()
 
 
 class SignerCache:

@@ -1,4 +1,4 @@
-"""Every dialect of the client API (`/api/1.0/` … `/api/1.3/`) through `licensegate.client`, on
+"""Every dialect of the client API (`/api/1.0/` … `/api/1.3/`) through `licensegate_client.client`, on
 SQLite and PostgreSQL: every operation's success and failure, each answer's Ed25519 signature
 checked with the application's public key, tampered and replayed answers rejected, and what each
 dialect does differently (statuses, createdate, webhook code, checkblacklist, ASCII bodies, GET,
@@ -15,13 +15,13 @@ import httpx
 import orjson
 import pytest
 
-from licensegate import client as lg
 from licensegate.api.envelope import DIALECTS, unix_seconds
 from licensegate.clock import MovableClock
 from licensegate.domain import sessions
 from licensegate.domain.apps import create_application
 from licensegate.services import Services
 from licensegate.signing import verify
+from licensegate_client import client as lg
 from tests.helpers import Seller
 
 pytestmark = pytest.mark.anyio
@@ -323,7 +323,7 @@ async def test_unknown_paths_and_methods_carry_the_envelope_of_their_dialect(
 
 
 async def test_entitlements_on_every_dialect(app: App, dialect: lg.Dialect) -> None:
-    """The login's added field and Get Entitlements, read through `licensegate.client`."""
+    """The login's added field and Get Entitlements, read through `licensegate_client.client`."""
     await app.seller.ok("addentitlement", code="export", name="Export", metadata='{"seats": 5}')
     await app.seller.ok("attachentitlement", code="export", sub="default")
     key = await app.key()
@@ -340,7 +340,7 @@ async def test_entitlements_on_every_dialect(app: App, dialect: lg.Dialect) -> N
 
 
 async def test_license_file_on_every_dialect(app: App, dialect: lg.Dialect, clock: MovableClock) -> None:
-    """Get License File through `licensegate.client`, verified offline; its cooldown is 429 with
+    """Get License File through `licensegate_client.client`, verified offline; its cooldown is 429 with
     `Retry-After` on every dialect (KeyAuth's libraries understand 429)."""
     key = await app.key()
     program = app.client(dialect)

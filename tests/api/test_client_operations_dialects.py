@@ -1,4 +1,4 @@
-"""Every client operation, succeeding and failing, on every dialect through `licensegate.client`
+"""Every client operation, succeeding and failing, on every dialect through `licensegate_client.client`
 (each answer verified: signature, freshness, clientnonce), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from licensegate import client as lg
 from licensegate.config import Settings
 from licensegate.domain.apps import create_application
 from licensegate.operations.client import registry
 from licensegate.services import Services
+from licensegate_client import client as lg
 from tests.conftest import make_settings
 from tests.helpers import SELLER_PATH, Seller
 from tests.httpservers import LocalServer, keep_off_the_network, serving

@@ -1,5 +1,5 @@
 """Signed license files (issue 21): issued to a logged-in session and by the seller, verified
-offline by `licensegate.client` with the reasons a file is refused, the per-user cooldown (429),
+offline by `licensegate_client.client` with the reasons a file is refused, the per-user cooldown (429),
 encryption bound to the HWID, the audit log and timeline, key rotation, and a ban refusing the
 next online check while the file still verifies (a file cannot be revoked)."""
 
@@ -9,11 +9,11 @@ import base64
 
 import pytest
 
-from licensegate import client as lg
 from licensegate.clock import MovableClock
 from licensegate.domain import timeline
 from licensegate.domain.apps import create_application
 from licensegate.services import Services
+from licensegate_client import client as lg
 from tests.api.test_client_license import HWID, OTHER_HWID, new_key
 from tests.api.test_client_license import app as app  # the fixture: an initialised program
 from tests.helpers import Client, Seller, client_of, user_id_of

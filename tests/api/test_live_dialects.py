@@ -1,5 +1,5 @@
 """Every dialect against a real `licensegate serve` (two workers), on SQLite and PostgreSQL: a
-program starts up through `licensegate.client` (1.0–1.3) and through the independent KeyAuth 1.2
+program starts up through `licensegate_client.client` (1.0–1.3) and through the independent KeyAuth 1.2
 and legacy 1.0 clients, verifying each answer with the public key `create-app` printed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import asyncio
 import httpx
 import pytest
 
-from licensegate import client as lg
+from licensegate_client import client as lg
 from tests.keyauth_clients import Hmac12Client, Legacy10Client
 from tests.live import LiveServer, create_app_by_command, seller_call
 

@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from licensegate import client as lg
 from licensegate.store.database import Database, open_database
+from licensegate_client import client as lg
 from tests.imported import HWID_A, HWID_B, PASSWORD, insert_user, keyauth_hash
 from tests.live import LiveServer, seller_call
 

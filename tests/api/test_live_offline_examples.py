@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from licensegate import client as lg
+from licensegate_client import client as lg
 from tests.live import LiveServer, seller_call
 
 pytestmark = pytest.mark.server

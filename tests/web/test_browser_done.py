@@ -1,7 +1,7 @@
 """Issue 11's "Done means", end to end in Chromium against a real `licensegate serve`: the setup
 link it prints -> the owner account -> two-step sign-in with an authenticator app -> an
 application -> license keys -> a program's License Login with one of them over HTTP
-(`licensegate.client`) -> the user banned in the dashboard -> the program's next calls refused.
+(`licensegate_client.client`) -> the user banned in the dashboard -> the program's next calls refused.
 Then the roles: a manager limited to licenses cannot reach users, a reseller sees only its own
 keys; and a post without the CSRF token is refused. Every page on the way passes the audit."""
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from licensegate import client as lg
+from licensegate_client import client as lg
 from tests.live import LiveServer, seller_call
 from tests.web.browser import Tab, current_code, next_code, open_tab, setup_link
 from tests.web.test_browser_account import PASSWORD, sign_in
@@ -35,7 +35,7 @@ def in_thread(work: Coroutine[Any, Any, T]) -> T:
 
 
 class Program:
-    """A program built with licensegate.client, as a seller ships it (API 1.3, verifying answers)."""
+    """A program built with licensegate_client.client, as a seller ships it (API 1.3, verifying answers)."""
 
     def __init__(self, base: str, ownerid: str, name: str, public_key: str) -> None:
         self.base, self.ownerid, self.name, self.public_key = base, ownerid, name, public_key

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from playwright.sync_api import expect
 
-from licensegate import client as lg
+from licensegate_client import client as lg
 from tests.live import LiveServer, seller_call
 from tests.web.browser import Tab
 from tests.web.test_browser_seller_pages import open_shop

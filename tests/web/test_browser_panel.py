@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from licensegate.client import Answer, Client, WebLoader
+from licensegate_client.client import Answer, Client, WebLoader
 from tests import databases
 from tests.conftest import serve_live
 from tests.live import LiveServer, free_port, seller_call

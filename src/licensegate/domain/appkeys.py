@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from licensegate import ids, licensefile, signing
+from licensegate import ids, signing
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.signing import Signer, SignerCache
 from licensegate.store import appkeys as store
 from licensegate.store.database import Database, Executor, Row
+from licensegate_client import licensefile
 
 SECRET = "apps.secret"  # noqa: S105  (a purpose label, not a secret)
 SIGNING_KEY = "apps.signing_key"

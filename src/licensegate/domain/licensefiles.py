@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from licensegate import licensefile
 from licensegate.config import Settings
 from licensegate.domain import appkeys, entitlements, errorcodes
 from licensegate.domain.appkeys import Signers
@@ -27,6 +26,7 @@ from licensegate.store import licensefiles as store
 from licensegate.store import logins as login_store
 from licensegate.store.database import Executor
 from licensegate.store.licensefiles import FileApp
+from licensegate_client import licensefile
 
 MIN_TTL = 3600
 

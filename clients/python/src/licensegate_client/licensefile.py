@@ -12,7 +12,8 @@ line is base64 of nonce (12 bytes) || ciphertext || tag, under a key derived wit
 from the license key (input key material) and the HWID (salt), with the header line as
 associated data: a copy on another machine, or without the key, cannot be read.
 
-This module imports nothing of the server: `licensegate.client` verifies files with it offline.
+This module imports nothing of the server: `licensegate_client` verifies files with it offline
+(the server writes them with it, through `licensegate.licensefile`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import hashlib
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import orjson
 from cryptography.exceptions import InvalidTag
@@ -31,13 +32,21 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from licensegate.signing import Signer, verify
+from licensegate_client.signing import verify
 
 MAGIC = "LICENSEGATE LICENSE FILE v1"
 PLAIN = "ed25519"
 ENCRYPTED = "aes-256-gcm+ed25519"
 KDF_INFO = b"licensegate license file v1"
 NONCE_BYTES = 12
+
+
+class Signer(Protocol):
+    """What signs a file (the server's `licensegate.signing.Signer`): hex Ed25519 of a message."""
+
+    def sign(self, message: bytes) -> str: ...
+
+
 DEFAULT_SKEW = 300  # seconds a verifying machine's clock may be off
 
 Reason = Literal[

@@ -30,9 +30,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import orjson
 
-from licensegate.licensefile import DEFAULT_SKEW, LicenseFile, LicenseFileError, key_id
-from licensegate.licensefile import read as read_license_file
-from licensegate.signing import hmac_hex, verify
+from licensegate_client.licensefile import DEFAULT_SKEW, LicenseFile, LicenseFileError, key_id
+from licensegate_client.licensefile import read as read_license_file
+from licensegate_client.signing import hmac_hex, verify
 
 __all__ = [
     "Answer",
