@@ -152,11 +152,25 @@ async def test_a_log_search_on_sqlite_is_answered_by_the_trigram_index(
         # PostgreSQL's trigram indexes are checked by tests/web/test_logs.py.
         assert (await seller.ok("fetchalllogs", search="abc"))["count"] == 0
         return
-    where, args = client_logs.LogFilter(search="renderer").where(services.db, client_logs.CLIENT_LOGS, 1)
+    await log(services, seller.app_id, "crash in renderer", at=0)
+    table = client_logs.CLIENT_LOGS
+    rare = await client_logs.planned(services.db, table, client_logs.LogFilter(search="renderer"))
+    assert rare.rare
+    where, args = rare.where(services.db, table, seller.app_id)
     plan = await services.db.fetch_all(f"EXPLAIN QUERY PLAN SELECT id FROM client_logs WHERE {where}", *args)
     assert any("client_logs_search VIRTUAL TABLE" in str(row["detail"]) for row in plan), plan
-    short, _args = client_logs.LogFilter(search="re").where(services.db, client_logs.CLIENT_LOGS, 1)
-    assert "MATCH" not in short  # under three characters: no trigram to look up
+    assert any("rowid=?" in str(row["detail"]) for row in plan), plan  # rows fetched by id
+    short = await client_logs.planned(services.db, table, client_logs.LogFilter(search="re"))
+    assert not short.rare  # under three characters: no trigram to look up
+    for n in range(client_logs.RARE + 1):
+        await log(services, seller.app_id, f"renderer {n}", at=n)
+    common = await client_logs.planned(services.db, table, client_logs.LogFilter(search="renderer"))
+    assert not common.rare  # found soon enough newest first; sorting every match would not be
+    body = await seller.ok("fetchalllogs", search="renderer", limit="2")
+    assert [e["logdata"] for e in body["logs"]] == [
+        f"renderer {client_logs.RARE}",
+        f"renderer {client_logs.RARE - 1}",
+    ]
 
 
 async def test_fetchalllogs_pages_and_counts_every_page(

@@ -5,7 +5,7 @@ dashboard)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from licensegate.store import bulk
@@ -13,6 +13,7 @@ from licensegate.store.database import Executor, Row
 from licensegate.store.paging import PageRequest, escape_like, keyset
 
 TRIGRAM = 3  # the shortest text a trigram index can answer; shorter ones read the rows
+RARE = 1000  # a search matching at most this many rows (SQLite) is answered from its index
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +25,13 @@ class LogFilter:
     since: int | None = None
     until: int | None = None
     search: str | None = None  # text any of the table's searched columns holds, in any case
+    rare: bool = False  # SQLite: the search matches few rows; their ids come from its index
 
     def where(self, db: Executor, table: LogTable, app_id: int) -> tuple[str, list[object]]:
         """The WHERE clause (fixed fragments only; every value is bound) and its arguments."""
-        clauses = ["app_id = ?"]
+        # A rare search starts from the ids its index gives (`+` keeps SQLite off the time index,
+        # which it would otherwise walk whole, testing each row against the list).
+        clauses = ["+app_id = ?" if self.rare else "app_id = ?"]
         args: list[object] = [app_id]
         if self.credential is not None:
             clauses.append("credential = ?")
@@ -42,19 +46,39 @@ class LogFilter:
             clauses.append("created_at <= ?")
             args.append(self.until)
         if self.search is not None:
-            if db.dialect == "sqlite" and len(self.search) >= TRIGRAM:
+            if self.rare:
                 # The rows whose searched columns hold the text, from the FTS5 trigram index
                 # (migration 0043), instead of reading every row; the LIKE below keeps LIKE's
                 # exact meaning (the index also folds the case of non-ASCII letters).
                 clauses.append(
                     f"id IN (SELECT rowid FROM {table.name}_search WHERE {table.name}_search MATCH ?)"
                 )
-                args.append('"' + self.search.replace('"', '""') + '"')
+                args.append(_phrase(self.search))
             # SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's needs ILIKE.
             like = "ILIKE" if db.dialect == "postgresql" else "LIKE"
             clauses.append("(" + " OR ".join(f"{c} {like} ? ESCAPE '\\'" for c in table.searched) + ")")
             args += [f"%{escape_like(self.search)}%"] * len(table.searched)
         return " AND ".join(clauses), args
+
+
+def _phrase(text: str) -> str:
+    """The text as one FTS5 phrase: quoted, its quotes doubled, so it is never query syntax."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+async def planned(db: Executor, table: LogTable, where: LogFilter) -> LogFilter:
+    """`where`, marked `rare` when on SQLite its search can be answered from the trigram index:
+    at most `RARE` rows hold the text (asked of the index, which stops there). A common text is
+    found soon enough walking the rows newest first, and a sort of its every match would not be."""
+    if db.dialect != "sqlite" or where.search is None or len(where.search) < TRIGRAM:
+        return where
+    found: int = await db.fetch_value(
+        f"SELECT COUNT(*) FROM (SELECT rowid FROM {table.name}_search "
+        f"WHERE {table.name}_search MATCH ? LIMIT ?) AS m",
+        _phrase(where.search),
+        RARE + 1,
+    )
+    return replace(where, rare=True) if found <= RARE else where
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +110,7 @@ async def page(
     db: Executor, table: LogTable, app_id: int, where: LogFilter, *, limit: int, offset: int
 ) -> list[Row]:
     """Newest first."""
-    condition, args = where.where(db, table, app_id)
+    condition, args = (await planned(db, table, where)).where(db, table, app_id)
     return await db.fetch_all(
         f"SELECT {table.columns} FROM {table.name} "
         f"WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
@@ -104,8 +128,8 @@ async def browse(
     it, one credential or address through (app_id, credential | ip, created_at) (SQLite keeps
     the id in each index; PostgreSQL orders the few rows of one second by id as it reads); a
     search filters the rows read in that order, or, on PostgreSQL, is answered by the table's
-    trigram index when it matches few."""
-    condition, args = where.where(db, table, app_id)
+    trigram index when it matches few (on SQLite, its FTS5 trigram table: `planned`)."""
+    condition, args = (await planned(db, table, where)).where(db, table, app_id)
     more, more_args, order = keyset("created_at", request)
     return await db.fetch_all(
         f"SELECT {table.columns} FROM {table.name} WHERE {condition}{more} {order} LIMIT ?",
@@ -118,7 +142,7 @@ async def browse(
 async def count(db: Executor, table: LogTable, app_id: int, where: LogFilter, cap: int | None = None) -> int:
     """How many rows match; with `cap`, counting no further than `cap` + 1 (a page says "more
     than N" rather than count a million rows each time it is shown)."""
-    condition, args = where.where(db, table, app_id)
+    condition, args = (await planned(db, table, where)).where(db, table, app_id)
     if cap is None:
         total: int = await db.fetch_value(f"SELECT COUNT(*) FROM {table.name} WHERE {condition}", *args)
     else:
