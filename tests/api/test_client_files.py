@@ -241,3 +241,26 @@ async def test_a_source_that_grew_past_the_limit_is_file_too_large(
     await remove_stored_copy(services, b"small")
     web.reply("/f.bin", b"z" * (LIMIT + 1))
     await app.fails("file", 403, "file_too_large", fileid=file_id)
+
+
+async def test_fetching_a_file_again_holds_no_pooled_connection(
+    app: Client, seller: Seller, web: LocalServer, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outbound fetch may wait for a slow source: the call runs on the shared database
+    handle (a connection per statement), not on one pooled connection held throughout."""
+    from licensegate.domain import files
+
+    web.reply("/f.bin", b"first copy")
+    file_id = await add_by_url(seller, web.url("/f.bin"))
+    await remove_stored_copy(services, b"first copy")
+    web.reply("/f.bin", b"fetched again")
+    handles: list[object] = []
+    reading = files.read_content
+
+    async def noting(*args: Any, **kwargs: Any) -> Any:
+        handles.append(args[2])
+        return await reading(*args, **kwargs)
+
+    monkeypatch.setattr(files, "read_content", noting)
+    assert bytes.fromhex((await app.ok("file", fileid=file_id))["contents"]) == b"fetched again"
+    assert handles == [services.db]

@@ -13,7 +13,7 @@ import pytest
 
 from licensegate.clock import MovableClock
 from licensegate.config import Settings
-from licensegate.domain import files, filestore
+from licensegate.domain import apps, files, filestore
 from licensegate.domain.errors import Invalid, NotFound
 from licensegate.services import Services
 from licensegate.store.database import Database, open_database
@@ -572,3 +572,18 @@ async def test_content_an_older_version_kept_in_the_folder_is_copied_into_the_da
         assert await filestore.read(store, old.key) == b"uploaded before the upgrade"
     finally:
         await db.close()
+
+
+async def test_deleting_an_application_deletes_its_files_content(seller: Seller, services: Services) -> None:
+    """Its files' content goes with it (the folder's files, or the database's blobs and chunks),
+    except content a file of another application has too."""
+    other = await create_seller(services, seller.http, owner="other", name="other")
+    await upload_ok(seller, b"only this application's")
+    await upload_ok(seller, b"shared content")
+    await upload_ok(other, b"shared content")
+    assert len(await blobs(services)) == 2
+    await apps.delete(services.db, services.files, seller.app_id, seller.name)
+    assert await blobs(services) == [sha(b"shared content")]
+    assert await filestore.read(services.files, sha(b"shared content")) == b"shared content"
+    if services.db.dialect == "postgresql":
+        assert await services.db.fetch_value("SELECT COUNT(*) FROM file_chunks") == 1

@@ -171,7 +171,7 @@ async def test_counters_of_an_application_go_with_it(services: Services, seller:
     db: Database = services.db
     await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})
     assert await db.fetch_value("SELECT COUNT(*) FROM daily_counts") == 1
-    await apps.delete(db, seller.app_id, seller.name)
+    await apps.delete(db, services.files, seller.app_id, seller.name)
     assert await db.fetch_value("SELECT COUNT(*) FROM daily_counts") == 0
 
 
@@ -290,7 +290,7 @@ async def test_a_snapshot_goes_with_its_application(services: Services, seller: 
     await _key(seller)
     await overview.statuses(db, seller.app_id, services.clock.now(), inline_below=1)
     assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 1
-    await apps.delete(db, seller.app_id, seller.name)
+    await apps.delete(db, services.files, seller.app_id, seller.name)
     assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0
     # A refresh of an application deleted meanwhile writes nothing.
     await store.save_snapshot(db, seller.app_id, 1, 5, "{}")

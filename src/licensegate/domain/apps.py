@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from licensegate import ids
-from licensegate.domain import appkeys, errorcodes
+from licensegate.domain import appkeys, errorcodes, files
+from licensegate.domain.filestore import FileStore
 from licensegate.domain.sellerkeys import issue_key
 from licensegate.secretbox import SecretBox
 from licensegate.store import accounts as account_store
@@ -219,16 +220,21 @@ async def rename(db: Database, app_id: int, name: str, now: int) -> tuple[str, s
     return row["name"], name
 
 
-async def delete(db: Database, app_id: int, typed_name: str) -> str:
-    """Delete the application with everything it holds, only when `typed_name` is its exact name
-    (checked here, on the server: a form that skips its own check changes nothing). Returns it."""
+async def delete(db: Database, content: FileStore, app_id: int, typed_name: str) -> str:
+    """Delete the application with everything it holds, its files' content included, only when
+    `typed_name` is its exact name (checked here, on the server: a form that skips its own check
+    changes nothing). Returns it."""
     async with db.transaction() as tx:
         row = await app_store.get(tx, app_id)
         if row is None:
             raise errorcodes.APP_NOT_FOUND()
         if typed_name != row["name"]:
             raise errorcodes.NAME_MISMATCH()
+        keys = await files.storage_keys(tx, app_id)
         await app_store.delete(tx, app_id)
+    # After the commit (content another application shares stays): a failure here leaves
+    # unreferenced content behind, never a file without its content.
+    await files.release(content, db, keys)
     name: str = row["name"]
     return name
 

@@ -343,6 +343,17 @@ async def delete_all(content: FileStore, db: Database, app_id: int) -> int:
     return len(deleted)
 
 
+async def storage_keys(db: Executor, app_id: int) -> list[str]:
+    """The content the application's files use (read before the application is deleted)."""
+    return await store.storage_keys(db, app_id)
+
+
+async def release(content: FileStore, db: Database, keys: list[str]) -> None:
+    """Remove the content of these keys that no file (of any application) uses any more."""
+    for key in keys:
+        await _release(content, db, key)
+
+
 async def _release(content: FileStore, db: Database, key: str) -> None:
     async def referenced() -> bool:
         return await store.is_referenced(db, key)

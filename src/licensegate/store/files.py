@@ -151,6 +151,14 @@ async def delete_all(db: Executor, app_id: int) -> list[Row]:
     return await db.fetch_all("DELETE FROM files WHERE app_id = ? RETURNING storage_key", app_id)
 
 
+async def storage_keys(db: Executor, app_id: int) -> list[str]:
+    """The content keys the application's files use."""
+    rows = await db.fetch_all(
+        "SELECT DISTINCT storage_key FROM files WHERE app_id = ? AND storage_key IS NOT NULL", app_id
+    )
+    return sorted(row["storage_key"] for row in rows)
+
+
 async def is_referenced(db: Executor, storage_key: str) -> bool:
     """Whether any file of any application still has this content."""
     found = await db.fetch_value("SELECT 1 FROM files WHERE storage_key = ? LIMIT 1", storage_key)

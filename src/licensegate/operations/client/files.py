@@ -26,6 +26,7 @@ def _too_large(size: int | None, limit: int) -> Refusal:
     summary="Download File",
     requires="session",
     statuses=frozenset({200, 400, 401, 403, 404, 429, 500, 503}),
+    pinned=False,  # it may fetch the file from its URL: no pooled connection is held meanwhile
     params=[Param("fileid", required=True, max_length=32, doc="the file's id")],
     returns={
         "contents": "the file's bytes as lowercase hexadecimal text, two characters per byte "

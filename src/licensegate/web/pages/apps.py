@@ -145,7 +145,9 @@ async def rename(visit: Visit) -> Response:
 async def delete(visit: Visit) -> Response:
     app = await _owned(visit)
     try:
-        name = await apps.delete(visit.services.db, app.id, visit.form.get("typed").strip())
+        name = await apps.delete(
+            visit.services.db, visit.services.files, app.id, visit.form.get("typed").strip()
+        )
     except Refusal as refusal:
         return await integration(visit, error=refusal.message, status=400, app=app)
     await record(visit, app.id, "deleteapp", name, before={"name": name})
