@@ -168,3 +168,33 @@ async def test_export_files_and_their_identity(services: Services, tmp_path: Any
     assert row["state"] == "read"
     assert '"keys": 4' in str(row["report"])
     assert "no key status" in str(row["report"])
+
+
+async def test_an_import_whose_worker_stopped_runs_again(services: Services, clock: MovableClock) -> None:
+    """An import left `importing` by a worker that stopped may be run again once stale (the
+    writer adds only what is missing), and not while it may still be running."""
+    app = ka.generate(users=3, keys=2)
+    writer = Recorder()
+    ctx = context(services, writer)
+    account_id = await owner(services)
+    with ka.serving(ka.Standin(app)) as url:
+        import_id, _ = await jobs.create(
+            ctx, account_id, "seller", seller_key=app.sellerkey, options={"from": url, "pace": "1000/0"}
+        )
+        await jobs.run_read(ctx, import_id, account_id)
+        await services.db.execute("UPDATE keyauth_imports SET state = 'importing' WHERE id = ?", import_id)
+        row = await jobs.get(ctx.db, import_id, account_id)
+        assert row is not None
+
+        async def recorded(_report: dict[str, Any]) -> None:
+            pass
+
+        assert not await jobs.confirm(ctx, row, recorded)  # it may still be running
+        clock.advance(jobs.STALE)
+        assert await jobs.confirm(ctx, row, recorded)
+        assert not await jobs.confirm(ctx, row, recorded)  # taken once
+        await ctx.background.drain()
+    row = await jobs.get(ctx.db, import_id, account_id)
+    assert row is not None
+    assert row["state"] == "done"
+    assert writer.runs == [True, False]

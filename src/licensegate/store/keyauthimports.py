@@ -69,9 +69,17 @@ async def progress(db: Executor, import_id: int, *, done: int, total: int | None
     )
 
 
-async def stage(db: Executor, import_id: int, text: str, now: int) -> None:
+async def touch(db: Executor, import_id: int, now: int) -> None:
+    """A running job is alive."""
+    await db.execute("UPDATE keyauth_imports SET updated_at = ? WHERE id = ?", now, import_id)
+
+
+async def stage(db: Executor, import_id: int, text: str | None, now: int) -> None:
     await db.execute(
-        "UPDATE keyauth_imports SET stage = ?, updated_at = ? WHERE id = ?", text, now, import_id
+        "UPDATE keyauth_imports SET stage = COALESCE(?, stage), updated_at = ? WHERE id = ?",
+        text,
+        now,
+        import_id,
     )
 
 

@@ -37,7 +37,8 @@ from licensegate.store.database import Database
 
 log = logging.getLogger("licensegate.keyauthimport")
 
-STALE = 120  # seconds without progress after which a read may be taken over
+STALE = 120  # seconds without progress after which a read (or an import) may be taken over
+HEARTBEAT = 10  # seconds between touches of the row while a job waits or writes
 KEY_PURPOSE = "keyauth_imports.sellerkey_sealed"
 OPTIONS_PURPOSE = "keyauth_imports.options"
 INVITATIONS_PURPOSE = "keyauth_imports.report.invitations"
@@ -139,6 +140,7 @@ async def open_source(ctx: Context, row: store.ImportRow, *, resume: bool = True
             base_url=str(options.get("from") or DEFAULT_URL),
             pace=parse_pace(str(options.get("pace") or DEFAULT_PACE)),
             progress=progress,
+            sleep=_beating(ctx, row["id"]),
         )
         source, _stats = await reading
         return source
@@ -160,6 +162,20 @@ async def open_source(ctx: Context, row: store.ImportRow, *, resume: bool = True
             users=users if users.exists() else None,
         )
     return DumpSource(where / DUMP_FILE, options.get("app") or None)
+
+
+def _beating(ctx: Context, import_id: int) -> Callable[[float], Awaitable[None]]:
+    """The pacer's sleep (a 429 may ask for half an hour), touching the row every `HEARTBEAT`
+    seconds so the read is not taken for a stopped one."""
+
+    async def sleep(seconds: float) -> None:
+        while seconds > 0:
+            step = min(seconds, HEARTBEAT)
+            await asyncio.sleep(step)
+            seconds -= step
+            await store.touch(ctx.db, import_id, ctx.clock.now())
+
+    return sleep
 
 
 def summary(source: r.Source) -> dict[str, Any]:
@@ -265,12 +281,13 @@ async def _write(ctx: Context, import_id: int, source: r.Source, *, dry_run: boo
     latest: list[str] = []
 
     async def tick() -> None:
-        shown = ""
+        shown, quiet = "", 0
         while True:
             await asyncio.sleep(1.0)
-            if latest and latest[-1] != shown:
-                shown = latest[-1]
-                await store.stage(ctx.db, import_id, shown[:200], ctx.clock.now())
+            quiet += 1
+            if (latest and latest[-1] != shown) or quiet >= HEARTBEAT:  # a heartbeat while quiet
+                shown, quiet = (latest[-1] if latest else shown), 0
+                await store.stage(ctx.db, import_id, shown[:200] or None, ctx.clock.now())
 
     ticker = asyncio.create_task(tick())
     try:
@@ -325,9 +342,20 @@ async def confirm(
     """Start the import of what was read and checked; False if it is not waiting for that."""
     if row["report"] is None:  # nothing was read and checked yet
         return False
-    moved = await store.move(
-        ctx.db, row["id"], expected=("read", "failed"), state="importing", now=ctx.clock.now()
-    )
+    now = ctx.clock.now()
+    if row["state"] == "importing":  # only when its worker stopped (its writes are idempotent)
+        if now - row["updated_at"] < STALE:
+            return False
+        moved = await store.move(
+            ctx.db,
+            row["id"],
+            expected=("importing",),
+            state="importing",
+            now=now,
+            seen_update=row["updated_at"],
+        )
+    else:
+        moved = await store.move(ctx.db, row["id"], expected=("read", "failed"), state="importing", now=now)
     if not moved:
         return False
 

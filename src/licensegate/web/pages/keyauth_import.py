@@ -198,7 +198,7 @@ async def view(visit: Visit) -> Response:
     ctx = context(visit)
     for app in (report or {}).get("applications", []):
         app["invitations"] = jobs.invitations_of(ctx, app) if row["state"] == "done" else {}
-    stale = row["state"] == "reading" and visit.now() - row["updated_at"] >= jobs.STALE
+    stale = row["state"] in ("reading", "importing") and visit.now() - row["updated_at"] >= jobs.STALE
     return visit.render(
         "apps/keyauth_import_state.html",
         title="Import from KeyAuth",
