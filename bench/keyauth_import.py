@@ -136,7 +136,7 @@ def run_import(url: str, dump: Path, folder: Path) -> tuple[float, int, str]:
         [sys.executable, "-m", "licensegate", "import-keyauth", "--owner", "bench", "--dump", str(dump),
          "--database", url],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=open(folder / "import.log", "wb"),  # noqa: SIM115 - the child holds it
         env=env,
     )  # fmt: skip
     assert child.stdout is not None
@@ -145,7 +145,8 @@ def run_import(url: str, dump: Path, folder: Path) -> tuple[float, int, str]:
     elapsed = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
-        raise SystemExit(f"import failed ({child.returncode})")
+        tail = (folder / "import.log").read_text(errors="replace")[-2000:]
+        raise SystemExit(f"import failed ({child.returncode}):\n{tail}")
     return elapsed, usage.ru_maxrss, report
 
 

@@ -36,10 +36,15 @@ def _settings(database: str | None) -> Settings:
 
 
 def _with_database(
-    settings: Settings, work: Callable[[Database, SecretBox], Awaitable[T]], box: SecretBox | None = None
+    settings: Settings,
+    work: Callable[[Database, SecretBox], Awaitable[T]],
+    box: SecretBox | None = None,
+    *,
+    answer_timeout: float = 5.0,
 ) -> T:
     """Run `work` on the database and the deployment key (the key file is made if missing),
-    once the database is found sealed under that key (`deploymentkey.check`)."""
+    once the database is found sealed under that key (`deploymentkey.check`).
+    `answer_timeout`: how long PostgreSQL's answer to one statement is waited for."""
     from licensegate.clock import SystemClock
     from licensegate.domain import deploymentkey
     from licensegate.services import open_secretbox
@@ -48,7 +53,7 @@ def _with_database(
     opened = box or open_secretbox(settings)
 
     async def run() -> T:
-        db = await open_database(settings.database_url, pool_size=1)
+        db = await open_database(settings.database_url, pool_size=1, answer_timeout=answer_timeout)
         try:
             await deploymentkey.check(db, opened, SystemClock().now())
             return await work(db, opened)
@@ -683,7 +688,9 @@ def import_keyauth(settings: Settings, source: Source, options: ImportOptions) -
             passwords.close()
         return writer.report_json(reports, options.dry_run)
 
-    return _with_database(settings, work)
+    # Not a request: a statement of a large import (a commit, linking every used key to its user)
+    # may take as long as the server lets it.
+    return _with_database(settings, work, answer_timeout=float(settings.pg_statement_timeout))
 
 
 def cmd_import_keyauth(args: argparse.Namespace) -> int:

@@ -245,8 +245,9 @@ async def team_account_id(db: Executor, app_id: int, username: str | None) -> in
 
 
 async def link_used_keys(db: Executor, app_id: int) -> None:
-    """Each used key to the user it names (KeyAuth's `usedby`), once both are written."""
-    await db.execute(
+    """Each used key to the user it names (KeyAuth's `usedby`), once both are written: one
+    statement over every used key of the application."""
+    await db.execute_long(
         "UPDATE license_keys SET used_by_user_id = (SELECT u.id FROM users u WHERE u.app_id = "
         "license_keys.app_id "
         "AND u.username = license_keys.used_by) WHERE app_id = ? AND used_by IS NOT NULL AND "
