@@ -23,6 +23,13 @@ async def test_an_owner_creates_an_application_and_sees_its_seller_key_once(
     assert "Cheat Engine is ready" in text_of(done.text)
     assert "Its seller key (shown once)" in text_of(done.text)
     app_id = await services.db.fetch_value("SELECT id FROM apps WHERE name = 'Cheat Engine'")
+    # Post/redirect/get: the key came with the redirect to the new application's address; that
+    # address asked again shows it no more (the overview instead), and posts nothing.
+    assert done.url.path == f"/dashboard/apps/{app_id}/ready"
+    later = await dash.get(f"/dashboard/apps/{app_id}/ready")
+    assert later.url.path == f"/dashboard/apps/{app_id}/"
+    assert "shown once" not in text_of(later.text)
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM apps") == 1
     listed = await dash.get("/dashboard/apps")
     assert f'href="/dashboard/apps/{app_id}/"' in listed.text
     again = await dash.post("/dashboard/apps", {"name": "Cheat Engine"})

@@ -26,6 +26,7 @@ def test_create_an_application_then_browse_and_filter_its_keys(
     page.get_by_label("Application name").fill("Aimbot Pro")
     page.get_by_role("button", name="Create").click()
     expect(page.get_by_role("heading", name="Aimbot Pro is ready")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/dashboard/apps/\d+/ready$"))  # post/redirect/get
     tab.audit("application-created")
     sellerkey = page.locator("#sellerkey").inner_text()
     page.get_by_role("link", name="Go to Aimbot Pro").click()

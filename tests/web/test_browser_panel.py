@@ -9,6 +9,7 @@ HWID reset within its cooldown; both panel pages audited."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
@@ -205,3 +206,19 @@ def test_panel_sign_in_token_loader_login_and_buttons(panel_tab: Tab, panel_serv
     expect(page.locator("#flash")).to_contain_text("Your HWID is reset")
     expect(page.locator("#reset-wait")).to_contain_text("You can reset your HWID again in 7 days.")
     tab.check_console()
+
+    # The owner sees both on kim's timeline and in the audit log.
+    sign_in(tab, "panelseller")
+    page.get_by_role("link", name="Panel Shop").click()
+    nav = page.get_by_role("navigation", name="Application")
+    nav.get_by_role("link", name="Users").click()
+    page.get_by_role("table", name=re.compile("^Users")).get_by_role("link", name="kim").click()
+    timeline = page.get_by_role("table", name=re.compile("Timeline"))
+    expect(timeline).to_contain_text("panelresethwid")
+    expect(timeline).to_contain_text("panelsignin")
+    expect(timeline).to_contain_text("kim (customer panel)")
+    nav.get_by_role("link", name="Audit log").click()
+    log = page.get_by_role("table", name=re.compile("Audit log"))
+    expect(log.locator("tbody tr", has_text="panelsignin")).to_have_count(1)
+    expect(log.locator("tbody tr", has_text="panelresethwid")).to_contain_text("user:kim")
+    expect(page.locator("#chain")).to_contain_text("Intact since")

@@ -76,6 +76,8 @@ def test_webhooks_page(tab: Tab, dashboard_server: LiveServer, receiver: LocalSe
     page.get_by_role("button", name="Add the webhook").click()
     expect(page.get_by_role("heading", name="Webhook orders")).to_be_visible()
     expect(page.get_by_role("status").first).to_contain_text("The webhook orders is added")
+    # Post/redirect/get, through htmx too: the address is the new webhook's.
+    expect(page).to_have_url(re.compile(r"/webhooks/orders$"))
     expect(page.locator("main")).to_contain_text(f"http://127.0.0.1:{receiver.port}/•••")
     assert SECRET not in page.content()
 
@@ -88,6 +90,14 @@ def test_webhooks_page(tab: Tab, dashboard_server: LiveServer, receiver: LocalSe
     assert receiver.requests[-1].headers["user-agent"] == "MyApp/2.0"
     expect(page.get_by_role("table", name="Recent calls of orders").locator("tbody tr")).to_have_count(1)
     tab.audit("webhooks-webhook")
+    # The result came by a redirect: reloading shows the webhook again and calls nothing.
+    expect(page).to_have_url(re.compile(r"/webhooks/orders(#test-result)?$"))
+    calls = len(receiver.requests)
+    page.reload()
+    expect(page.get_by_role("heading", name="Webhook orders")).to_be_visible()
+    expect(page.locator("#test-result")).to_have_count(0)
+    expect(page.get_by_role("table", name="Recent calls of orders").locator("tbody tr")).to_have_count(1)
+    assert len(receiver.requests) == calls
 
     page.get_by_role("button", name="Reveal the URL of orders").click()
     expect(page.locator("#webhook-url")).to_have_text(url)
@@ -112,6 +122,7 @@ def test_webhooks_page(tab: Tab, dashboard_server: LiveServer, receiver: LocalSe
     expect(hooks.locator("tbody tr")).to_have_count(3)
     hooks.get_by_role("button", name="Send test to closed").click()
     expect(page.locator("#test-result")).to_contain_text("Could not connect to '127.0.0.1'")
+    expect(page).to_have_url(re.compile(r"/webhooks/closed#test-result$"))
     page.get_by_role("link", name="← Webhooks").click()
     log = page.get_by_role("table", name=re.compile("^Delivery log"))
     rows = log.locator("tbody tr")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from licensegate import ids
-from licensegate.domain import apps, errorcodes, lockout, logins, passwordcheck
+from licensegate.domain import apps, audit, errorcodes, lockout, logins, passwordcheck
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
 from licensegate.domain.sessions import LICENSE_USER
@@ -150,7 +150,25 @@ async def sign_in(
         now=now,
         expires_at=now + LIFETIME,
     )
+    await _record(db, panel.id, user["username"], "panelsignin", ip, now)
     return token
+
+
+async def _record(db: Database, app_id: int, username: str, action: str, ip: str | None, now: int) -> None:
+    """What a user did in the customer panel, in the audit log: the dashboard shows it there and
+    on the user's timeline (an audit entry whose target is the user)."""
+    entry = audit.Entry(
+        app_id=app_id,
+        account_id=None,
+        actor=f"{username} (customer panel)",
+        action=action,
+        target=f"user:{username}",
+        before=None,
+        after=None,
+        ip=ip,
+        created_at=now,
+    )
+    await audit.append(db, entry)
 
 
 async def resume(db: Executor, panel: Panel, token: str, now: int) -> PanelSession | None:
@@ -194,16 +212,18 @@ async def subscriptions(
     return entries, len(account.hwids)
 
 
-async def reset_hwid(db: Database, session: PanelSession, now: int) -> int:
+async def reset_hwid(db: Database, panel: Panel, session: PanelSession, ip: str | None, now: int) -> int:
     """Forget the user's HWIDs (their next login records the machine it comes from) and end their
     client sessions, as the seller's reset does, once the cooldown since their last reset has
-    passed: how many were forgotten."""
+    passed: how many were forgotten (in the audit log too)."""
     async with db.transaction() as tx:
         if not await store.try_reset_hwids(tx, session.user_id, now, now - session.cooldown):
             wait = max(session.next_reset() - now, 1)
             raise errorcodes.HWID_RESET_COOLDOWN(remaining=remaining_text(wait))
         await session_store.end_for_user(tx, session.user_id)
-        return await store.delete_hwids(tx, session.user_id)
+        forgotten = await store.delete_hwids(tx, session.user_id)
+    await _record(db, panel.id, session.username, "panelresethwid", ip, now)
+    return forgotten
 
 
 # --- the web loader's token -------------------------------------------------------------------------

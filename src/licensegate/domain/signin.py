@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from licensegate.domain import errorcodes
 from licensegate.domain.accounts import Account, from_row
@@ -26,6 +27,7 @@ from licensegate.store import signinhistory as history_store
 from licensegate.store.database import Executor
 from licensegate.store.signinhistory import Attempt
 
+T = TypeVar("T")
 FAILED = errorcodes.SIGNIN_FAILED.message
 WRONG_CODE = errorcodes.WRONG_CODE.message
 
@@ -38,13 +40,32 @@ class Throttle:
 
     async def count(self, limiter: RateLimiter, account_key: str, ip: str | None) -> None:
         """Count one attempt; refuse when the account or the address has had too many."""
-        waits = [await limiter.hit(f"dashboard-signin:{account_key}", self.per_account, self.window)]
+        _refuse(
+            max([await limiter.hit(key, limit, self.window) for key, limit in self._keys(account_key, ip)])
+        )
+
+    async def check(self, limiter: RateLimiter, account_key: str, ip: str | None) -> None:
+        """Refuse, without counting, when the account or the address has no attempts left."""
+        _refuse(
+            max([await limiter.peek(key, limit, self.window) for key, limit in self._keys(account_key, ip)])
+        )
+
+    async def count_failure(self, limiter: RateLimiter, account_key: str, ip: str | None) -> None:
+        """Count a failed attempt (its answer stays the failure's own)."""
+        for key, limit in self._keys(account_key, ip):
+            await limiter.hit(key, limit, self.window)
+
+    def _keys(self, account_key: str, ip: str | None) -> list[tuple[str, int]]:
+        keys = [(f"dashboard-signin:{account_key}", self.per_account)]
         if ip:
-            waits.append(await limiter.hit(f"dashboard-signin-ip:{ip}", self.per_address, self.window))
-        wait = max(waits)
-        if wait:
-            minutes = max(1, (wait + 59) // 60)
-            raise RateLimited(wait, f"Too many sign-in attempts. Wait {minutes} minute(s) and try again.")
+            keys.append((f"dashboard-signin-ip:{ip}", self.per_address))
+        return keys
+
+
+def _refuse(wait: int) -> None:
+    if wait:
+        minutes = max(1, (wait + 59) // 60)
+        raise RateLimited(wait, f"Too many sign-in attempts. Wait {minutes} minute(s) and try again.")
 
 
 # What an attempt's history row says, by its stored result.
@@ -122,6 +143,26 @@ async def count_code_attempt(
     """Second-factor codes are guessable (a million TOTP codes), so they are throttled as
     passwords are, per account and per address."""
     await throttle.count(limiter, f"account:{account.id}", ip)
+
+
+async def confirm(
+    limiter: RateLimiter,
+    throttle: Throttle,
+    account: Account,
+    ip: str | None,
+    check: Callable[[], Awaitable[T]],
+) -> T:
+    """A signed-in account confirming its password or a code before a change to how it signs in:
+    refused while the account or its address has no sign-in attempts left, and counted against
+    them only when `check` refuses. Guesses stay throttled as at sign-in, but a run of security
+    changes (each confirmed) never uses up the budget and locks the owner out."""
+    key = f"account:{account.id}"
+    await throttle.check(limiter, key, ip)
+    try:
+        return await check()
+    except Refusal:
+        await throttle.count_failure(limiter, key, ip)
+        raise
 
 
 async def check_second_step(

@@ -34,6 +34,21 @@ class Section:
 
 SECTIONS: list[Section] = [Section("Overview", "", "")]
 
+# The menu, grouped by task, the tasks and their pages in the order people need them (selling and
+# supporting customers first). A section not named here is listed last, under "More".
+MENU: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ("",)),
+    ("Customers", ("licenses", "users", "subscriptions", "entitlements", "sessions", "tokens", "balance")),
+    ("Your program", ("files", "loader", "global-variables", "user-variables", "chats", "webhooks")),
+    ("Protection", ("blacklist", "whitelist", "tamper-logs")),
+    ("Records", ("logs", "audit-log", "seller-log")),
+    ("Team and API", ("team", "seller-keys")),
+    ("Application", ("settings", "integration")),
+)
+MORE = "More"
+ACCOUNT_PATH = "/dashboard/account"
+APPS_PATH = "/dashboard/apps"
+
 
 def register(section: Section) -> None:
     if all(existing.slug != section.slug for existing in SECTIONS):
@@ -60,9 +75,20 @@ class NavItem:
 
 
 @dataclass(frozen=True, slots=True)
+class NavGroup:
+    label: str  # '' for the first, unnamed group (the overview)
+    items: list[NavItem]
+
+
+@dataclass(frozen=True, slots=True)
 class Nav:
     app: str  # the application's name, above its sections
-    items: list[NavItem]
+    groups: list[NavGroup]
+    after: list[NavItem]  # links out of the application (all applications)
+
+    @property
+    def items(self) -> list[NavItem]:
+        return [item for group in self.groups for item in group.items] + self.after
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +119,37 @@ class Shown(NamedTuple):
 
 
 def _nav(account: Account, app: dict[str, Any], current: str) -> Nav:
-    items = [
-        NavItem(
-            section.label, app_path(app["id"], section.slug), current == app_path(app["id"], section.slug)
-        )
-        for section in SECTIONS
-        if may_use(account, section.area)
-    ]
-    if account.is_owner:
-        items.append(NavItem("All applications", "/dashboard/apps", False))
-    return Nav(app["name"], items)
+    usable = {section.slug: section for section in SECTIONS if may_use(account, section.area)}
+    placed = {slug for _, slugs in MENU for slug in slugs}
+    menu = [*MENU, (MORE, tuple(slug for slug in usable if slug not in placed))]
+    groups = []
+    for label, slugs in menu:
+        items = [
+            NavItem(usable[slug].label, app_path(app["id"], slug), current == app_path(app["id"], slug))
+            for slug in slugs
+            if slug in usable
+        ]
+        if items:
+            groups.append(NavGroup(label, items))
+    after = [NavItem("All applications", APPS_PATH, False)] if account.is_owner else []
+    return Nav(app["name"], groups, after)
+
+
+async def account_nav(visit: Visit) -> Nav:
+    """The navigation of the pages outside an application (the account's): a team member's
+    application as its pages show it, an owner's applications; and the account page itself."""
+    account, path = visit.account, visit.request.url.path
+    yours = NavGroup("You", [NavItem("Your account", ACCOUNT_PATH, path == ACCOUNT_PATH)])
+    if not account.is_owner:
+        app = await apps.get(visit.services.db, account.app_id) if account.app_id is not None else None
+        if app is None:
+            return Nav("", [yours], [])
+        nav = _nav(account, app, path)
+        return Nav(nav.app, [*nav.groups, yours], nav.after)
+    owned = await apps.list_owned(visit.services.db, account.id)
+    listed = [NavItem(app["name"], app_path(app["id"]), False) for app in owned]
+    groups = [NavGroup("Applications", listed)] if listed else []
+    return Nav("", [*groups, yours], [NavItem("All applications", APPS_PATH, path == APPS_PATH)])
 
 
 async def open_app(visit: Visit, app_id: int, area: SectionArea = "") -> AppPage:

@@ -272,7 +272,7 @@ async def reset_hwid(visit: PanelVisit) -> Response:
     if visit.form.get("confirmed") != "1":
         return visit.render("panel/confirm.html", user=visit.session.username)
     try:
-        await panel.reset_hwid(visit.services.db, visit.session, visit.now())
+        await panel.reset_hwid(visit.services.db, visit.panel, visit.session, visit.ip, visit.now())
     except Refusal as refusal:
         return await _panel(visit, error=refusal.message, status=409)
     return visit.redirect("reset")

@@ -12,6 +12,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from licensegate.web.useragents import describe
+
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
@@ -114,7 +116,9 @@ def _environment() -> Environment:
         auto_reload=False,
     )
     env.globals.update(static=static)
-    env.filters.update(when=when, iso=iso, duration=duration, number=number, size=size, halves=halves)
+    env.filters.update(
+        when=when, iso=iso, duration=duration, number=number, size=size, halves=halves, browser=describe
+    )
     return env
 
 

@@ -31,6 +31,7 @@ from licensegate.domain import websessions
 from licensegate.domain.accounts import Account
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.websessions import Timeouts, WebSession
+from licensegate.secretbox import SecretBoxError
 from licensegate.services import Services
 from licensegate.web import security
 from licensegate.web.browser import BrowserVisit
@@ -42,6 +43,8 @@ log = logging.getLogger("licensegate.web")
 SESSION_COOKIE = "lg_session"
 PRESESSION_COOKIE = "lg_presession"
 FLASH_COOKIE = "lg_flash"
+CARRY_COOKIE = "lg_carry"
+MAX_CARRIED = 2400  # bytes of a carried value's JSON: its sealed cookie stays under browsers' 4 KB
 SIGNIN_PATH = "/dashboard/signin"
 SECOND_FACTOR_PATH = "/dashboard/signin/second-factor"
 HOME = "/dashboard/"
@@ -129,6 +132,31 @@ class Visit(BrowserVisit):
         except ValueError:
             return []
         return [(str(level), str(text)) for level, text in items][:10]
+
+    def carry(self, name: str, value: dict[str, Any]) -> None:
+        """A value for the next page this browser sees (after a redirect: post/redirect/get),
+        such as a secret shown once or the outcome of a test call. Sealed with the deployment key
+        and bound to this session, so no other session's page opens it and nobody reads it on its
+        way; at most MAX_CARRIED bytes of JSON (ValueError beyond)."""
+        text = orjson.dumps(value)
+        if len(text) > MAX_CARRIED:
+            raise ValueError(f"a carried value is at most {MAX_CARRIED} bytes")
+        self.set_cookie(CARRY_COOKIE, self.services.secrets.seal(text.decode(), self._carry_purpose(name)))
+
+    def carried(self, name: str) -> dict[str, Any] | None:
+        """What `carry(name, ...)` left for this page, once: the cookie is cleared with this answer."""
+        raw = self.cookie(CARRY_COOKIE)
+        if raw is None:
+            return None
+        self.set_cookie(CARRY_COOKIE, None)
+        try:
+            value = orjson.loads(self.services.secrets.open(raw, self._carry_purpose(name)))
+        except (SecretBoxError, ValueError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def _carry_purpose(self, name: str) -> str:
+        return f"dashboard-carry:{name}:{_mac(self.csrf_seed, 'carry:' + name)}"
 
     # --- signing in and out ---
 

@@ -23,6 +23,7 @@ from licensegate.domain import (
 from licensegate.domain.errors import Invalid, Refusal
 from licensegate.web.balances import before_of
 from licensegate.web.confirm import confirm_page, confirmed
+from licensegate.web.navigation import account_nav
 from licensegate.web.pages.signin import throttle
 from licensegate.web.visit import Access, Visit, error_page, page
 from licensegate.web.webauthn import passkeys_possible, relying_party
@@ -50,6 +51,7 @@ async def account_page(
         "account.html",
         status=status,
         title="Your account",
+        nav=await account_nav(visit),
         keys=keys,
         keys_options=[(str(key["id"]), key["name"]) for key in keys],
         codes_left=await secondfactor.codes_left(services.db, account.id),
@@ -76,12 +78,15 @@ async def _check_password_and_code(visit: Visit, fields: tuple[str, str] = FIELD
     account has one (throttled like sign-in)."""
     services, account, form = visit.services, visit.account, visit.form
     password_field, code_field = fields
-    await signin.count_code_attempt(services.limiter, throttle(visit), account, visit.ip)
-    await accounts.confirm_password(services.db, services.passwords, account.id, form.get(password_field))
-    if account.second_factor and not await secondfactor.check_code(
-        services.db, services.secrets, account.id, form.get(code_field)[:64], visit.now()
-    ):
-        raise errorcodes.WRONG_CODE()
+
+    async def check() -> None:
+        await accounts.confirm_password(services.db, services.passwords, account.id, form.get(password_field))
+        if account.second_factor and not await secondfactor.check_code(
+            services.db, services.secrets, account.id, form.get(code_field)[:64], visit.now()
+        ):
+            raise errorcodes.WRONG_CODE()
+
+    await signin.confirm(services.limiter, throttle(visit), account, visit.ip, check)
 
 
 # --- authenticator app ---------------------------------------------------------------------------
@@ -137,9 +142,14 @@ async def totp_page(visit: Visit, *, error: str = "", status: int = 200) -> Resp
 async def totp_confirm(visit: Visit) -> Response:
     services, account = visit.services, visit.account
     try:
-        await signin.count_code_attempt(services.limiter, throttle(visit), account, visit.ip)
-        codes = await secondfactor.confirm_totp(
-            services.db, services.secrets, account.id, visit.form.get("code")[:16], visit.now()
+        codes = await signin.confirm(
+            services.limiter,
+            throttle(visit),
+            account,
+            visit.ip,
+            lambda: secondfactor.confirm_totp(
+                services.db, services.secrets, account.id, visit.form.get("code")[:16], visit.now()
+            ),
         )
     except Invalid as refusal:
         return await totp_page(visit, error=refusal.message, status=400)
@@ -334,14 +344,19 @@ async def change_password(visit: Visit) -> Response:
     if form.get("new") != form.get("confirm"):
         return await account_page(visit, error="The two new passwords differ.", status=400)
     try:
-        await signin.count_code_attempt(services.limiter, throttle(visit), account, visit.ip)
-        ended = await accounts.change_password(
-            services.db,
-            services.passwords,
+        ended = await signin.confirm(
+            services.limiter,
+            throttle(visit),
             account,
-            current=form.get("current"),
-            new=form.get("new"),
-            keep_session=session.id,
+            visit.ip,
+            lambda: accounts.change_password(
+                services.db,
+                services.passwords,
+                account,
+                current=form.get("current"),
+                new=form.get("new"),
+                keep_session=session.id,
+            ),
         )
     except Refusal as refusal:
         return await account_page(visit, error=refusal.message, status=400)

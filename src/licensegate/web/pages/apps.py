@@ -12,11 +12,13 @@ from starlette.routing import Route
 from licensegate.domain import appkeys, apps, audit
 from licensegate.domain.errors import Refusal
 from licensegate.web.integration import snippets
-from licensegate.web.navigation import AppPage, Section, open_app, register
+from licensegate.web.navigation import AppPage, Section, app_path, open_app, register
 from licensegate.web.visit import Denied, Visit, page
 
 LIST = "/dashboard/apps"
 INTEGRATION = "integration"
+READY = "ready"  # a new application's first page (its seller key, shown once)
+NEW_APP = "new-app"  # what the redirect after creating an application carries
 register(Section("Integration", INTEGRATION, ""))
 
 
@@ -58,10 +60,22 @@ async def create(visit: Visit) -> Response:
     except Refusal as refusal:
         return await app_list(visit, error=refusal.message, status=409 if refusal.kind == "conflict" else 400)
     await record(visit, created.app_id, "createapp", created.name, after={"name": created.name})
-    app = await apps.get(services.db, created.app_id)
     visit.flash(f"The application {created.name} is created.")
+    # Post/redirect/get: the new application's page at its own address, its first seller key
+    # carried there (sealed) to be shown once; a reload shows the page without posting again.
+    visit.carry(NEW_APP, {"app_id": created.app_id, "sellerkey": created.sellerkey})
+    return visit.redirect(app_path(created.app_id, READY))
+
+
+async def ready(visit: Visit) -> Response:
+    """A new application's first page, with its seller key shown once (after the redirect of its
+    creation); later, or anyone else's visit, is sent to the application's overview."""
+    app = await _owned(visit)
+    carried = visit.carried(NEW_APP)
+    if carried is None or carried.get("app_id") != app.id:
+        return visit.redirect(app.path())
     return visit.render(
-        "apps/created.html", title=f"{created.name} is ready", app=app, sellerkey=created.sellerkey
+        "apps/created.html", title=f"{app.app['name']} is ready", app=app.app, sellerkey=carried["sellerkey"]
     )
 
 
@@ -159,6 +173,7 @@ ROUTES = [
     Route("/", page(home), methods=["GET"]),
     Route("/apps", page(app_list), methods=["GET"]),
     Route("/apps", page(create), methods=["POST"]),
+    Route("/apps/{app_id:int}/" + READY, page(ready), methods=["GET"]),
     Route("/apps/{app_id:int}/integration", page(integration), methods=["GET"]),
     Route("/apps/{app_id:int}/rename", page(rename), methods=["POST"]),
     Route("/apps/{app_id:int}/delete", page(delete), methods=["POST"]),

@@ -28,6 +28,7 @@ from licensegate.web.visit import Access, Visit, error_page, page
 
 AREA: Area = "team"
 SLUG = "team"
+NEW_KEY = "team-seller-key"  # what a new member's redirect carries: its seller key, shown once
 register(Section("Seller team", SLUG, AREA))
 
 ROLES = ((RESELLER, "Reseller"), (MANAGER, "Manager"))
@@ -147,14 +148,20 @@ async def create(visit: Visit) -> Response:
         body = await seller.run(visit, app, "addAccount", params)
     except Refusal as refusal:
         return await listing(visit, seller.refused(app, refusal, CREATE_FIELDS))
+    # addAccount makes a seller key acting as the new account (for its scripts and bots): shown
+    # once, as a new application's is, never kept. Password given: post/redirect/get to the
+    # member's page, the key carried there sealed; invited: on the invitation page, itself shown once.
     if invited:
         row = await team.get_member(visit.services.db, app.id, body["username"])
-        return await _invite(visit, app, dict(row), created=True)
+        return await _invite(visit, app, dict(row), created=True, sellerkey=body["sellerkey"])
     visit.flash(f"The {body['role']} {body['username']} is created; it signs in with the password given.")
+    visit.carry(NEW_KEY, {"username": body["username"], "sellerkey": body["sellerkey"]})
     return visit.redirect(app.path(f"{SLUG}/{body['username']}"))
 
 
-async def _invite(visit: Visit, app: AppPage, row: dict[str, Any], *, created: bool = False) -> Response:
+async def _invite(
+    visit: Visit, app: AppPage, row: dict[str, Any], *, created: bool = False, sellerkey: str = ""
+) -> Response:
     """A new invitation link for the account (an earlier one stops working), e-mailed when the
     account has an address and the server can send, and shown this once."""
     services, name = visit.services, row["username"]
@@ -178,6 +185,7 @@ async def _invite(visit: Visit, app: AppPage, row: dict[str, Any], *, created: b
         expires_at=expires_at,
         emailed=emailed,
         mail_on=services.mailer.configured,
+        sellerkey=sellerkey,
         path=app.path(f"{SLUG}/{name}"),
     )
 
@@ -201,6 +209,7 @@ async def member(visit: Visit, shown: Shown | None = None) -> Response:
     edited = posted == "edit"
     held = permissions.names(row["permissions"] & MANAGER_AREAS)
     made_keys, made_users = await team.made_by(visit.services.db, app.id, row["account_id"])
+    new_key = visit.carried(NEW_KEY) if visit.request.method == "GET" else None
     invitation = await invitations.pending(visit.services.db, row["account_id"], visit.now())
     return visit.render(
         "team/member.html",
@@ -219,6 +228,7 @@ async def member(visit: Visit, shown: Shown | None = None) -> Response:
         made_keys=made_keys,
         made_users=made_users,
         invitation=invitation,
+        sellerkey=new_key["sellerkey"] if new_key and new_key.get("username") == row["username"] else "",
         **(
             await history_context(visit, row["account_id"], app.path(f"{SLUG}/{row['username']}"))
             if row["role"] == RESELLER

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+import orjson
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -28,7 +29,7 @@ from licensegate.web.confirm import Question
 from licensegate.web.listing import Column, Filter, ListSpec
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
 from licensegate.web.templating import counted
-from licensegate.web.visit import Denied, Visit, page
+from licensegate.web.visit import MAX_CARRIED, Denied, Visit, page
 
 AREA: Area = WEBHOOKS_AREA
 SLUG = "webhooks"
@@ -52,6 +53,7 @@ LOG_SPEC = ListSpec(
     default_size=25,
     empty_text="No calls yet. A client's Webhook call or a test call appears here.",
 )
+TESTED = "webhook-test"  # what a test call's redirect carries to the webhook's page
 RECENT = 10  # calls a webhook's page shows (the Webhooks page's log has them all)
 SOURCE_LABEL = {webhooks.CLIENT: "Client", webhooks.TEST: "Test"}
 # Where a refusal is shown: parameter names and error codes -> form fields.
@@ -164,6 +166,9 @@ async def detail(
 ) -> Response:
     app, errors, status = shown or Shown(await _open(visit))
     row = await _webhook(visit, app)
+    if tested is None and visit.request.method == "GET":
+        carried = visit.carried(TESTED)
+        tested = carried if carried is not None and carried.get("webid") == row["webid"] else None
     form = visit.form
     edited = visit.request.url.path.endswith("/edit")
     recent = await webhooks.browse_deliveries(
@@ -255,7 +260,22 @@ async def test(visit: Visit) -> Response:
         body = await seller.run(visit, app, "testwebhook", {k: v for k, v in params.items() if v})
     except Refusal as refusal:
         return await detail(visit, seller.refused(app, refusal, TEST_FIELDS, default="test"))
-    return await detail(visit, Shown(app), tested=body)
+    # Post/redirect/get: the outcome goes with the redirect, so a reload shows the webhook again
+    # instead of calling it again.
+    visit.carry(TESTED, _outcome(row["webid"], body))
+    return visit.redirect(app.path(f"{SLUG}/{row['webid']}") + "#test-result")
+
+
+def _outcome(webid: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A test call's outcome as its page shows it, the reply cut to what a redirect can carry."""
+    kept = {key: body.get(key) for key in ("message", "status", "error")}
+    whole = reply = str(body.get("response") or "")
+    while True:
+        cut = len(reply) < len(whole) or len(whole) >= webhooks.TEST_EXCERPT
+        outcome = {"webid": webid, **kept, "response": reply, "cut": cut}
+        if len(orjson.dumps(outcome)) <= MAX_CARRIED or not reply:
+            return outcome
+        reply = reply[: len(reply) * 3 // 4]
 
 
 async def delete(visit: Visit) -> Response:

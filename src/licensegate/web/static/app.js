@@ -81,6 +81,31 @@
     }
   });
 
+  // Post/redirect/get through htmx: the request follows the server's 303 by itself, so the
+  // address bar would keep the address posted to while the page shows another (a new webhook, a
+  // new team member). Put the shown page's address there, as a plain post would: a reload then
+  // asks for that page again instead of posting again. {htmx: true} lets htmx restore the page
+  // before it when the browser goes back.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var detail = event.detail;
+    var xhr = detail.xhr;
+    var config = detail.requestConfig;
+    if (!xhr || !config || !xhr.responseURL || String(config.verb).toLowerCase() !== "post" ||
+        xhr.status < 200 || xhr.status >= 300) {
+      return;
+    }
+    var shown = new URL(xhr.responseURL);
+    var posted = new URL(config.path, window.location.href);
+    if (shown.origin !== window.location.origin || shown.href === posted.href) {
+      return;  // not redirected: the page answered the post itself
+    }
+    var address = shown.pathname + shown.search;
+    if (address !== window.location.pathname + window.location.search) {
+      history.replaceState({htmx: true}, document.title, window.location.href);
+      history.pushState({htmx: true}, "", address);
+    }
+  });
+
   // Copy buttons (shown only where the clipboard can be used).
   // htmx announces every piece it loads, the initial page included: wire each element once.
   function once(el, what) {
