@@ -39,7 +39,10 @@ SECTIONS: list[Section] = [Section("Overview", "", "")]
 MENU: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("", ("",)),
     ("Customers", ("licenses", "users", "subscriptions", "entitlements", "sessions", "tokens", "balance")),
-    ("Your program", ("files", "loader", "global-variables", "user-variables", "chats", "webhooks")),
+    (
+        "Your program",
+        ("files", "loader", "global-variables", "user-variables", "chats", "webhooks", "event-webhooks"),
+    ),
     ("Protection", ("blacklist", "whitelist", "tamper-logs")),
     ("Records", ("logs", "audit-log", "seller-log")),
     ("Team and API", ("team", "seller-keys")),
