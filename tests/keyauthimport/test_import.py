@@ -297,3 +297,25 @@ async def test_imported_users_sign_in_with_their_keyauth_passwords(
         "login", username="alice", hwid=keyauthdb.HWIDS["alice"][0], **{"pass": keyauthdb.PASSWORDS["alice"]}
     )
     assert body["success"] is True, body
+
+
+async def test_the_command_reads_a_live_server_dry(
+    settings: Settings, services: Services, keyauth_db: KeyAuthData
+) -> None:
+    proc = _cli(settings, "--owner", OWNER, "--mysql", keyauthdb.url(keyauth_db.database), "--dry-run")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    report = orjson.loads(out)
+    assert report["dry_run"] is True
+    assert {a["name"]: a["imported"]["users"] for a in report["applications"]} == {
+        ALPHA.name: 5,
+        BETA.name: 1,
+    }
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 0
+    refused = _cli(settings, "--owner", OWNER, "--mysql", "mysql://root@127.0.0.1:3306/")
+    _out, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1
+    assert (
+        err.decode().strip()
+        == "licensegate: the --mysql URL names no database (mysql://user:password@host:port/DATABASE)"
+    )
