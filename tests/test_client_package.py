@@ -9,6 +9,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,8 +51,11 @@ def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = folder / "venv" / "bin" / "python"
     wheels = folder / "dist"
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds.
+    source = folder / "source"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     built = subprocess.run(
-        [str(python), "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(PACKAGE)],
+        [str(python), "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
