@@ -19,6 +19,7 @@ import bisect
 import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -129,7 +130,9 @@ class Snapshots:
         if self.folder is None:
             return
         path = self.folder / f"worker-{os.getpid()}.json"
-        temporary = path.with_suffix(".tmp")
+        # Its own temporary file per thread: `gather` (on the event loop) may write while
+        # `keep_writing` (on a thread) does, and one's rename would take the other's file away.
+        temporary = path.with_suffix(f".{threading.get_ident()}.tmp")
         temporary.write_bytes(orjson.dumps(self.snapshot()))
         os.replace(temporary, path)
 

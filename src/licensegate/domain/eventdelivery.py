@@ -38,7 +38,7 @@ URL_PURPOSE = "event_endpoints.url"
 EXCERPT_BYTES = 2048
 FIRST_DELAY = 30  # seconds before the first retry; doubled each time
 MAX_DELAY = 6 * 3600
-LEASE_SLACK = 30  # seconds past the timeout a claim keeps a delivery from other nodes
+LEASE_SLACK = 10  # seconds past the timeout a claim keeps a delivery from other nodes
 PRUNE_BATCH = 1000
 OUTCOMES = ("delivered", "retry", "failed", "disabled")
 
