@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from licensegate.config import ENV_PREFIX, ConfigError, Settings, with_markdown_table
 
@@ -322,6 +323,30 @@ def cmd_seller(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _serving(settings: Settings) -> Iterator[None]:
+    """Hold the database's serving lock while the service runs (`store.serving`)."""
+    from licensegate.store import migrate, serving
+    from licensegate.store.database import DatabaseError
+
+    try:
+        lock = serving.hold(settings.database_url, exclusive=False, timeout=settings.pg_timeout)
+        lock.__enter__()
+    except serving.InUse as exc:
+        raise CommandError(
+            f"`licensegate restore` is replacing the database {migrate.location(settings.database_url)} "
+            "now: start the service once it is done"
+        ) from exc
+    except DatabaseError as exc:  # the database is not there yet: serve without the lock
+        print(f"licensegate: not holding the database's serving lock ({exc})", file=sys.stderr)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
@@ -340,39 +365,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port = os.environ.get(ENV_PREFIX + "PORT", "").strip() or "8000"
         os.environ[ENV_PREFIX + "PUBLIC_URL"] = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     settings = _settings(args.database)  # validates everything before workers start
-    migrate.ensure_schema(settings.database_url)
-    # A database that can be read but not written (a full disk) still serves reads: what these
-    # two would write waits for a start with room to write.
-    try:
-        _provision(settings)  # also makes the deployment key file before workers race for it
-    except DatabaseUnavailable as exc:
-        print(f"licensegate: application keys not provisioned now: {exc}", file=sys.stderr)
-    print(
-        f"licensegate serving on http://{settings.host}:{settings.port} ({settings.workers} worker(s)); "
-        f"{where(settings)}",
-        file=sys.stderr,
-    )
-    try:
-        link = _setup_link(settings)
-    except DatabaseUnavailable as exc:
-        print(f"licensegate: no dashboard setup link now: {exc}", file=sys.stderr)
-        link = None
-    if link is not None:
+    with _serving(settings):  # `restore` refuses a database a service holds
+        migrate.ensure_schema(settings.database_url)
+        # A database that can be read but not written (a full disk) still serves reads: what these
+        # two would write waits for a start with room to write.
+        try:
+            _provision(settings)  # also makes the deployment key file before workers race for it
+        except DatabaseUnavailable as exc:
+            print(f"licensegate: application keys not provisioned now: {exc}", file=sys.stderr)
         print(
-            "\nNobody can sign in to the dashboard yet. Open this link within an hour to create the\n"
-            f"owner account (it works once):\n\n    {link}\n",
+            f"licensegate serving on http://{settings.host}:{settings.port} ({settings.workers} worker(s)); "
+            f"{where(settings)}",
             file=sys.stderr,
-            flush=True,
         )
-    else:
-        print(f"dashboard: {settings.public_url}/dashboard/", file=sys.stderr)
-    # The workers' metrics meet in a private folder of this run (made 0700), removed at the end.
-    folder = tempfile.mkdtemp(prefix="licensegate-metrics-")
-    os.environ[metrics.FOLDER_VARIABLE] = folder
-    try:
-        server.run(settings)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            link = _setup_link(settings)
+        except DatabaseUnavailable as exc:
+            print(f"licensegate: no dashboard setup link now: {exc}", file=sys.stderr)
+            link = None
+        if link is not None:
+            print(
+                "\nNobody can sign in to the dashboard yet. Open this link within an hour to create the\n"
+                f"owner account (it works once):\n\n    {link}\n",
+                file=sys.stderr,
+                flush=True,
+            )
+        else:
+            print(f"dashboard: {settings.public_url}/dashboard/", file=sys.stderr)
+        # The workers' metrics meet in a private folder of this run (made 0700), removed at the end.
+        folder = tempfile.mkdtemp(prefix="licensegate-metrics-")
+        os.environ[metrics.FOLDER_VARIABLE] = folder
+        try:
+            server.run(settings)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 
@@ -460,9 +486,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     """Bring a backup back into an empty database (or any, with --force), with its files and key."""
     from pathlib import Path
 
-    from licensegate import keyring, private
-    from licensegate.domain import filestore
-    from licensegate.store import backup, migrate
+    from licensegate.store import migrate, serving
     from licensegate.store.database import dialect_of
 
     settings = _settings(args.database)
@@ -486,6 +510,23 @@ def cmd_restore(args: argparse.Namespace) -> int:
             f"{migrate.head_revision()}: restore it with the version that made it "
             f"(licensegate {manifest['licensegate']}), then upgrade"
         )
+    try:
+        with serving.hold(url, exclusive=True, timeout=settings.pg_timeout):
+            return _restore(args, settings, source, manifest)
+    except serving.InUse as exc:
+        raise CommandError(
+            f"the database {migrate.location(url)} is in use by a running licensegate service "
+            f"({exc}): stop it first (for example `systemctl stop licensegate`, `docker stop` its "
+            "container, or end its `licensegate serve` process), then run restore again"
+        ) from exc
+
+
+def _restore(args: argparse.Namespace, settings: Settings, source: Path, manifest: dict[str, Any]) -> int:
+    from licensegate import keyring, private
+    from licensegate.domain import filestore
+    from licensegate.store import backup, migrate
+
+    url = settings.database_url
     if not args.force and backup.rows_in(url) > 0:
         raise CommandError(
             f"the database {migrate.location(url)} is not empty: restore into a new database, or "
