@@ -327,7 +327,6 @@ def cmd_seller(args: argparse.Namespace) -> int:
 def _serving(settings: Settings) -> Iterator[None]:
     """Hold the database's serving lock while the service runs (`store.serving`)."""
     from licensegate.store import migrate, serving
-    from licensegate.store.database import DatabaseError
 
     try:
         lock = serving.hold(settings.database_url, exclusive=False, timeout=settings.pg_timeout)
@@ -337,7 +336,7 @@ def _serving(settings: Settings) -> Iterator[None]:
             f"`licensegate restore` is replacing the database {migrate.location(settings.database_url)} "
             "now: start the service once it is done"
         ) from exc
-    except DatabaseError as exc:  # the database is not there yet: serve without the lock
+    except serving.Unreachable as exc:  # the database is not there yet: serve without the lock
         print(f"licensegate: not holding the database's serving lock ({exc})", file=sys.stderr)
         yield
         return

@@ -28,6 +28,10 @@ class InUse(DatabaseError):
     """The lock is taken: by a running service (for `restore`), or by a restore (for `serve`)."""
 
 
+class Unreachable(DatabaseError):
+    """The database cannot be reached to take the lock."""
+
+
 def _lock_file(url: str) -> Path:
     return Path(sqlite_path(url) + ".serving")
 
@@ -59,7 +63,7 @@ def _advisory(url: str, exclusive: bool, timeout: float) -> Iterator[None]:
             application_name=APPLICATION_NAME if not exclusive else "licensegate restore",
         )
     except psycopg.Error as exc:
-        raise DatabaseError(f"cannot connect to PostgreSQL: {str(exc).strip().splitlines()[0]}") from exc
+        raise Unreachable(f"cannot connect to PostgreSQL: {str(exc).strip().splitlines()[0]}") from exc
     try:
         function = "pg_try_advisory_lock" if exclusive else "pg_try_advisory_lock_shared"
         row = conn.execute(f"SELECT {function}(%s)", (LOCK_KEY,)).fetchone()
