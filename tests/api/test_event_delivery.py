@@ -352,3 +352,13 @@ async def test_metrics_show_the_queue(shop: Shop, client: Any, clock: MovableClo
     assert "licensegate_event_queue_depth 0" in text
     assert 'licensegate_event_attempts{outcome="delivered"} 1' in text
     assert 'licensegate_event_deliveries{state="delivered"} 1' in text
+
+
+async def test_disabling_stops_what_was_queued(shop: Shop, receiver: LocalServer) -> None:
+    await shop.seller.ok("adduser", user="hal", sub="default", expiry=30)
+    await shop.seller.ok("editeventwebhook", id=shop.endpoint, enabled=0)
+    assert await shop.deliver() == 1
+    assert receiver.requests == []
+    assert await shop.state() == ["failed"]
+    log = await shop.seller.ok("fetcheventdeliveries")
+    assert log["attempts"][0]["error"] == "The endpoint is disabled."

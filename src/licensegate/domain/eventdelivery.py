@@ -30,7 +30,7 @@ from licensegate.domain.appkeys import Signers
 from licensegate.mailer import Mailer
 from licensegate.secretbox import SecretBox
 from licensegate.store import events as store
-from licensegate.store.database import Database, DatabaseError
+from licensegate.store.database import Database, DatabaseError, Executor
 
 log = logging.getLogger("licensegate.events")
 
@@ -239,6 +239,12 @@ async def deliver_due(courier: Courier, limit: int | None = None) -> int:
 
 
 async def _deliver_one(courier: Courier, row: store.DueRow) -> None:
+    if not row["enabled"]:  # disabled by its owner after this was queued: not sent
+        sent = Sent(None, 0, None, "The endpoint is disabled.")
+        async with courier.db.transaction() as tx:
+            await store.finish(tx, row["id"], state=store.FAILED, status=None, now=courier.clock.now())
+            await _note(tx, row, sent, "failed", courier.clock.now())
+        return
     sent = await send(courier, row)
     now = courier.clock.now()
     settings = courier.settings
@@ -265,17 +271,7 @@ async def _deliver_one(courier: Courier, row: store.DueRow) -> None:
                 tx, row["endpoint_id"], now
             ):
                 alert_to = await store.owner_email(tx, row["account_id"])
-        await store.add_attempt(
-            tx,
-            app_id=row["app_id"],
-            delivery_id=row["id"],
-            status=sent.status,
-            duration_ms=sent.duration_ms,
-            outcome=outcome,
-            excerpt=sent.excerpt,
-            error=sent.error,
-            now=now,
-        )
+        await _note(tx, row, sent, outcome, now)
     if alert_to and courier.mailer.configured:
         courier.mailer.send_later(
             alert_to,
@@ -287,6 +283,20 @@ async def _deliver_one(courier: Courier, row: store.DueRow) -> None:
             "for the delivery log, and redeliver failed events once the receiver works again.\n",
             "event webhook failures",
         )
+
+
+async def _note(tx: Executor, row: store.DueRow, sent: Sent, outcome: str, now: int) -> None:
+    await store.add_attempt(
+        tx,
+        app_id=row["app_id"],
+        delivery_id=row["id"],
+        status=sent.status,
+        duration_ms=sent.duration_ms,
+        outcome=outcome,
+        excerpt=sent.excerpt,
+        error=sent.error,
+        now=now,
+    )
 
 
 async def prune(courier: Courier) -> int:
