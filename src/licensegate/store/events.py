@@ -473,19 +473,21 @@ async def expiries_to_notice(
     db: Executor, *, kind: str, name: str, before: int, after: int, limit: int
 ) -> list[ExpiryRow]:
     """Running grants whose expiry falls in [after, before), of applications with an endpoint
-    that wants `name`, not yet noticed as `kind` for that expiry."""
+    that wants `name`, not yet noticed as `kind` for that expiry. Read from the applications
+    with such an endpoint, through their subscriptions' (subscription_id, expires_at) index, so
+    the grants of other applications are never walked."""
     rows = await db.fetch_all(
-        "SELECT g.id AS grant_id, u.app_id, g.expires_at, u.id AS user_id, u.username, "
-        "s.name AS subscription FROM user_subscriptions g JOIN users u ON u.id = g.user_id "
-        "JOIN subscriptions s ON s.id = g.subscription_id "
-        "WHERE g.expires_at < ? AND g.expires_at >= ? AND g.paused_at IS NULL AND s.paused_at IS NULL "
-        "AND EXISTS (SELECT 1 FROM event_endpoints p WHERE p.app_id = u.app_id AND p.enabled = 1 "
-        f"AND (p.events LIKE '{ALL}%' OR p.events LIKE ?)) "
+        "SELECT g.id AS grant_id, s.app_id, g.expires_at, u.id AS user_id, u.username, "
+        "s.name AS subscription FROM subscriptions s "
+        "JOIN user_subscriptions g ON g.subscription_id = s.id JOIN users u ON u.id = g.user_id "
+        "WHERE s.app_id IN (SELECT app_id FROM event_endpoints WHERE enabled = 1 "
+        f"AND (events LIKE '{ALL}%' OR events LIKE ?)) "
+        "AND g.expires_at < ? AND g.expires_at >= ? AND g.paused_at IS NULL AND s.paused_at IS NULL "
         "AND NOT EXISTS (SELECT 1 FROM event_notices n WHERE n.grant_id = g.id AND n.kind = ? "
         "AND n.expires_at = g.expires_at) ORDER BY g.expires_at, g.id LIMIT ?",
+        _pattern(name),
         before,
         after,
-        _pattern(name),
         kind,
         limit,
     )
@@ -494,10 +496,9 @@ async def expiries_to_notice(
 
 async def notice(tx: Executor, grant_id: int, kind: str, expires_at: int) -> bool:
     """Note that this expiry was reported; False when another node did it first."""
-    skip = " ON CONFLICT DO NOTHING"
     return (
         await tx.execute(
-            f"INSERT INTO event_notices (grant_id, kind, expires_at) VALUES (?, ?, ?){skip}",
+            "INSERT INTO event_notices (grant_id, kind, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             grant_id,
             kind,
             expires_at,
