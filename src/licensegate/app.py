@@ -126,10 +126,13 @@ def readings(services: Services) -> list[metrics.Reading]:
 
 
 def outcomes(services: Services) -> list[metrics.Reading]:
-    """How this worker's background jobs and e-mail went, for a counter."""
+    """How this worker's background jobs and e-mail went, and the credits its clients spent, for counters."""
     return [
-        ("licensegate_background_jobs_total", (outcome,), count + services.mailer.outcomes[outcome])
-        for outcome, count in services.background.outcomes.items()
+        *(
+            ("licensegate_background_jobs_total", (outcome,), count + services.mailer.outcomes[outcome])
+            for outcome, count in services.background.outcomes.items()
+        ),
+        ("licensegate_credits_spent_total", (), services.credits_spent),
     ]
 
 

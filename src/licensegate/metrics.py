@@ -58,6 +58,11 @@ FAMILIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "given_up (after the last attempt), dropped (too many waiting).",
         ("outcome",),
     ),
+    "licensegate_credits_spent_total": (
+        "counter",
+        "Usage credits the clients' `spend` calls took (refused spends take none).",
+        (),
+    ),
     "licensegate_background_jobs_pending": ("gauge", "Background jobs under way or waiting to retry.", ()),
     "licensegate_db_connections": (
         "gauge",

@@ -11,7 +11,7 @@ from licensegate.appcache import AppCache
 from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
-from licensegate.domain import entitlements
+from licensegate.domain import credits, entitlements
 from licensegate.domain.appkeys import Signers
 from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.messages import MessageCache
@@ -35,6 +35,7 @@ class Services:
     passwords: Passwords
     messages: MessageCache
     entitled: AppCache[bool]  # whether an application has entitlements (domain.entitlements.app_cache)
+    credited: AppCache[bool]  # whether an application has credit balances (domain.credits.app_cache)
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     files: FileStore  # file content: a folder (shared or not) or the database
     mailer: Mailer
@@ -42,6 +43,7 @@ class Services:
     secrets: SecretBox  # seals and opens secrets at rest under the deployment key
     signers: Signers  # signs client answers (keys decrypted once per worker)
     logins: LoginTally = field(default_factory=LoginTally)  # logins counted, not yet written
+    credits_spent: int = 0  # credits this worker's `spend` calls took (for /metrics)
 
     @classmethod
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
@@ -84,6 +86,7 @@ class Services:
             ),
             messages=MessageCache(invalidation),
             entitled=entitlements.app_cache(invalidation),
+            credited=credits.app_cache(invalidation),
             invalidation=invalidation,
             files=open_file_store(db, clock, settings.data_dir, settings.files_dir),
             mailer=Mailer(settings),

@@ -1205,6 +1205,50 @@ INVALID_FORM = E(
     "A dashboard form is not URL-encoded or multipart, is malformed or has too many fields.",
 )
 
+# --- usage credits -----------------------------------------------------------------------------
+
+CREDITS_EXHAUSTED = E(
+    "credits_exhausted",
+    "forbidden",
+    APP_MESSAGES["nocredits"],
+    _app(
+        "nocredits",
+        "The balance holds fewer credits than the call's cost (nothing is spent); `{balance}` is "
+        "what is left.",
+    ),
+)
+NO_CREDITS = E(
+    "no_credits",
+    "forbidden",
+    "This user has no credit balance.",
+    "`spend` by a user for whom (and for whose key) the seller set no credit balance.",
+)
+CREDITS_NOT_SET = E(
+    "credits_not_set",
+    "not_found",
+    "No credit balance is set for {target}.",
+    "The seller asked for, added to or set the refill of a balance never set (set it with `setcredits`).",
+)
+CREDIT_TARGET = E(
+    "credit_target",
+    "invalid",
+    "Name exactly one of 'user' or 'key'.",
+    "A credits operation names neither or both of a user and a key.",
+)
+INVALID_REFILL = E(
+    "invalid_refill",
+    "invalid",
+    "A refill needs an amount of at least 1, a period (day, week or month) and a time HH:MM (UTC).",
+    "`refillcredits` with a period but no amount, or a time that is not HH:MM.",
+)
+CREDITS_OUT_OF_RANGE = E(
+    "credits_out_of_range",
+    "invalid",
+    "A balance must stay between 0 and {maximum}.",
+    "`addcredits` would take the balance below 0 or above the maximum.",
+)
+
+
 # --- throttling and faults ---------------------------------------------------------------------
 
 RATE_LIMITED = E(

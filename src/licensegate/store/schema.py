@@ -529,6 +529,28 @@ subscription_entitlements = _attached("subscription_entitlements", "subscription
 key_entitlements = _attached("key_entitlements", "license_keys", "key_id")
 user_entitlements = _attached("user_entitlements", "users", "user_id")
 
+# Usage credits (domain.credits): a balance of a user or of a key (exactly one owner), spent by
+# the client's `spend`, topped up to `refill_amount` at each refill boundary it passed (applied
+# when read: `refilled_at` is the last boundary applied, so two readers apply it once).
+credit_balances = sa.Table(
+    "credit_balances",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("users", nullable=True),
+    _ref("license_keys", nullable=True, name="key_id"),
+    sa.Column("balance", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("spent", sa.BigInteger, nullable=False, server_default="0"),  # in all, for the seller
+    sa.Column("refill_amount", sa.BigInteger),  # NULL: no refill
+    _text("refill_period"),  # day | week (Mondays) | month (the 1st)
+    sa.Column("refill_minute", sa.Integer, nullable=False, server_default="0"),  # UTC minute of the day
+    _time("refilled_at", nullable=False),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("user_id"),
+    sa.UniqueConstraint("key_id"),
+    sa.Index(None, "app_id", "id"),
+)
+
 tokens = sa.Table(
     "tokens",
     metadata,

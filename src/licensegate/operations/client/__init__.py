@@ -17,6 +17,7 @@ from licensegate.operations.client import (  # noqa: F401  (importing registers 
     sessions,
     webhooks,
     entitlements,
+    credits,
     licensefiles,
 )
 

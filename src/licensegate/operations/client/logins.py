@@ -7,7 +7,7 @@ from typing import Any, Literal
 from licensegate.domain import errorcodes, lockout, logins, panel
 from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
-from licensegate.operations.client import entitlements
+from licensegate.operations.client import credits, entitlements
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -120,11 +120,13 @@ async def _sign_in(
 
 
 async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[str, Any]:
-    """A login's answer: the user, and (a field KeyAuth's libraries ignore) their entitlements."""
+    """A login's answer: the user, and (fields KeyAuth's libraries ignore) their entitlements and
+    the credit balance the session spends."""
     return {
         "message": msg("loggedInMsg"),
         "info": login.info,
         "entitlements": await entitlements.of_user(call, login.user_id),
+        "credits": await credits.of_session(call, login.user_id, login.info["username"]),
     }
 
 
@@ -134,7 +136,7 @@ async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[
     summary="register",
     requires="session",
     params=[USERNAME, PASSWORD, KEY, HWID, Param("email", max_length=254, doc="for Forgot Password")],
-    returns={"info": INFO, "entitlements": entitlements.BRIEF},
+    returns={"info": INFO, "entitlements": entitlements.BRIEF, "credits": credits.CREDITS},
     pinned=False,  # hashes the password
 )
 async def register(call: ClientCall) -> dict[str, Any]:
@@ -152,7 +154,7 @@ async def register(call: ClientCall) -> dict[str, Any]:
     summary="Login",
     requires="session",
     params=[USERNAME, LOGIN_PASSWORD, HWID, CODE, *CLIENT_DETAILS],
-    returns={"info": INFO, "entitlements": entitlements.BRIEF},
+    returns={"info": INFO, "entitlements": entitlements.BRIEF, "credits": credits.CREDITS},
     pinned=False,  # verifies the password
 )
 async def login(call: ClientCall) -> dict[str, Any]:
@@ -184,7 +186,11 @@ async def login(call: ClientCall) -> dict[str, Any]:
     requires="session",
     params=[KEY, HWID, CODE, *CLIENT_DETAILS],
     statuses=frozenset({200, 400, 401, 403, 500}),
-    returns={"info": INFO + "; `username` is the license key", "entitlements": entitlements.BRIEF},
+    returns={
+        "info": INFO + "; `username` is the license key",
+        "entitlements": entitlements.BRIEF,
+        "credits": credits.CREDITS,
+    },
 )
 async def license_login(call: ClientCall) -> dict[str, Any]:
     """Log in with a license key alone. The first use of an unused key creates the user named by

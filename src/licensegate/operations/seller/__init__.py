@@ -26,6 +26,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     loader,
     tokens,
     entitlements,
+    credits,
     licensefiles,
 )
 
