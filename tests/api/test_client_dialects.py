@@ -339,6 +339,24 @@ async def test_entitlements_on_every_dialect(app: App, dialect: lg.Dialect) -> N
     assert listed.entitlements == [lg.Entitlement("export", "Export", {"seats": 5})]
 
 
+async def test_credits_on_every_dialect(app: App, dialect: lg.Dialect) -> None:
+    """The login's `credits` field and Spend Credits, read through `licensegate_client.client`."""
+    key = await app.key()
+    await app.seller.ok("setcredits", key=key, balance=2)
+    program = app.client(dialect)
+    await program.init()
+    login = await program.license(key, hwid=HWID)
+    assert login.success, login.body
+    assert login.credits == 2
+    spent = await program.spend(2)
+    assert spent.success, spent.body
+    assert spent.credits == 0
+    refused = await program.spend()
+    assert not refused.success
+    assert refused.error == "credits_exhausted"
+    assert refused.credits == 0
+
+
 async def test_license_file_on_every_dialect(app: App, dialect: lg.Dialect, clock: MovableClock) -> None:
     """Get License File through `licensegate_client.client`, verified offline; its cooldown is 429 with
     `Retry-After` on every dialect (KeyAuth's libraries understand 429)."""

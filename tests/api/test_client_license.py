@@ -37,7 +37,7 @@ async def test_first_use_creates_the_user_and_answers_the_documented_shape(
     await seller.ok("addsub", name="extra", level="1")  # a level-1 key grants both subscriptions
     key = await new_key(seller, days=30)
     body = await app.ok("license", key=key, hwid=HWID)
-    assert list(body) == ["success", "code", "message", "info", "entitlements", "nonce", "ownerid"]
+    assert list(body) == ["success", "code", "message", "info", "entitlements", "credits", "nonce", "ownerid"]
     assert body["message"] == "Logged in!"
     info = body["info"]
     assert set(info) == {"username", "subscriptions", "ip", "hwid", "createdate", "lastlogin"}

@@ -54,7 +54,7 @@ async def test_seller_operations_and_their_refusals(seller: Seller, app: Client,
 
     # Each change is in the audit log under the user, so the user's timeline shows it.
     targets = await services.db.fetch_all(
-        "SELECT action FROM audit_log WHERE target = ? ORDER BY id", f"user {key}"
+        "SELECT action FROM audit_log WHERE target = ? ORDER BY id", f"user:{key}"
     )
     assert [row["action"] for row in targets] == [
         "setcredits",

@@ -44,7 +44,7 @@ class Target:
 
     owner: Owner
     owner_id: int
-    label: str  # `user alice`, `key ABC-...` (the audit log's targets, so the timeline finds them)
+    label: str  # `user:alice`, `key:ABC-...` (as the user page's timeline looks audit entries up)
 
 
 async def target(db: Executor, scope: Scope, *, user: str | None, key: str | None) -> Target:
@@ -53,12 +53,12 @@ async def target(db: Executor, scope: Scope, *, user: str | None, key: str | Non
         raise errorcodes.CREDIT_TARGET()
     if key is not None:
         row = await license_rules.get(db, scope, key)
-        return Target("key", row["id"], f"key {key}")
+        return Target("key", row["id"], f"key:{key}")
     assert user is not None
     found = await user_rules.find_named(db, scope.app_id, user, reseller_id=scope.reseller_id)
     if found is None:
         raise errorcodes.USER_NOT_FOUND(username=user)
-    return Target("user", found["id"], f"user {found['username']}")
+    return Target("user", found["id"], f"user:{found['username']}")
 
 
 def parse_time(text: str) -> int:

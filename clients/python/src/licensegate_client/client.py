@@ -103,6 +103,14 @@ class Answer:
         """Whether the answer grants the entitlement `code`."""
         return any(item.code == code for item in self.entitlements)
 
+    @property
+    def credits(self) -> int | None:
+        """The credit balance: what a login answered (`credits.balance`), or what a spend left
+        (`balance`, also on a `credits_exhausted` refusal); None when the answer has none."""
+        given = self.body.get("credits")
+        value = given.get("balance") if isinstance(given, dict) else self.body.get("balance")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 @dataclass(frozen=True)
 class Entitlement:
@@ -309,6 +317,11 @@ class Client:
     async def entitlements(self) -> Answer:
         """Get Entitlements: the logged-in user's, with their metadata (`answer.entitlements`)."""
         return await self.call("entitlements")
+
+    async def spend(self, cost: int = 1) -> Answer:
+        """Spend Credits: take `cost` credits of the session's balance, atomically; what is left
+        is `answer.credits` (refused with `credits_exhausted` when the balance holds less)."""
+        return await self.call("spend", cost=cost)
 
     async def license_file(self, *, encrypt: bool = False) -> Answer:
         """Get License File: a signed file for offline starts, in `answer["file"]`; keep it and
