@@ -59,7 +59,7 @@ def test_webhooks_page(tab: Tab, dashboard_server: LiveServer, receiver: LocalSe
     sign_in(tab, "hookseller")
     ownerid, sellerkey = _create_app(tab, APP)
     nav = page.get_by_role("navigation", name="Application")
-    nav.get_by_role("link", name="Webhooks").click()
+    nav.get_by_role("link", name="Webhooks", exact=True).click()  # not "Event webhooks"
     expect(page.get_by_role("heading", name="Webhooks", exact=True)).to_be_visible()
     expect(page.get_by_role("table", name=re.compile("^Webhooks"))).to_contain_text("No webhooks yet")
 
