@@ -184,3 +184,42 @@ async def test_import_finished_for_importers(
     assert await recorded(services, seller.app_id) == [
         ("import.finished", {"version": 1, "source": "keyauth", "counts": {"users": 3}})
     ]
+
+
+async def test_login_path_events_when_named(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    keys = (await seller.ok("add", expiry=10, mask="****-****-****", level=1, amount=2, format="json"))[
+        "keys"
+    ]
+    client = client_of(seller)
+    await client.init()
+    await client.ok("license", key=keys[0], hwid="H1")  # no endpoint: nothing written
+    endpoint = await add_endpoint(seller, receiver)  # "all": the opt-in events are not in it
+    again = client.fresh()
+    await again.init()
+    await again.ok("license", key=keys[0], hwid="H1")
+    assert await names(services, seller.app_id) == []
+    await seller.ok("editeventwebhook", id=endpoint, events="user.logged_in,user.login_refused,blacklist.hit")
+    third = client.fresh()
+    await third.init()
+    await third.ok("license", key=keys[0], hwid="H1")
+    other = client.fresh()
+    await other.init()
+    await other.fails("license", 403, "hwid_mismatch", key=keys[0], hwid="H2")
+    await seller.ok("black", hwid="H9")
+    banned = client.fresh()
+    await banned.init()
+    await banned.fails("license", 403, "blacklisted", key=keys[1], hwid="H9")
+    got = await recorded(services, seller.app_id)
+    assert [name for name, _ in got] == [
+        "user.logged_in",
+        "user.login_refused",
+        "blacklist.hit",
+        "user.login_refused",
+    ]
+    assert got[0][1]["user"]["username"] == keys[0]
+    assert got[1][1]["reason"] == "hwid_mismatch"
+    assert got[1][1]["hwid"] == "H2"
+    assert keys[0] not in orjson.dumps(got[1][1]).decode()  # the key is masked
+    assert got[2][1]["hwid"] == "H9"

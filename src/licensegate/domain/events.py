@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from licensegate import ids
+from licensegate.appcache import AppCache
+from licensegate.invalidation import Invalidation
 from licensegate.store import events as store
 from licensegate.store.database import Database, Executor
 
@@ -66,6 +68,29 @@ CATALOGUE: dict[str, EventKind] = {
 }
 
 
+# Events of the login path: written only when an endpoint wants them, which a per-worker cache
+# says without a statement per login (`login_cache`).
+LOGIN_PATH = ("user.logged_in", "user.login_refused", "blacklist.hit")
+TOPIC = "event-wants"
+
+
+def login_cache(invalidation: Invalidation) -> AppCache[frozenset[str]]:
+    """Which of `LOGIN_PATH` an application's enabled endpoints want; a change of its endpoints
+    announces itself (`AppCache.changed`). A stale answer costs at most one statement that
+    writes nothing (`record` checks the endpoints itself), never a wrong event."""
+
+    async def load(db: Executor, app_id: int) -> frozenset[str]:
+        return frozenset(
+            [
+                name
+                for name in LOGIN_PATH
+                if await store.wanted(db, app_id, name, opt_in=CATALOGUE[name].opt_in)
+            ]
+        )
+
+    return AppCache(invalidation, TOPIC, load)
+
+
 def known(name: str) -> bool:
     return name in CATALOGUE
 
@@ -111,6 +136,17 @@ async def record(
         now=now,
         opt_in=kind.opt_in,
     )
+
+
+async def report_login(
+    db: Database, wants: AppCache[frozenset[str]], app_id: int, name: str, now: int, data: Mapping[str, Any]
+) -> None:
+    """An event of the login path (`LOGIN_PATH`), written when an endpoint wants it. A login is
+    no single transaction (a re-check is one autocommit UPDATE), so this is its own, right after
+    the login was decided; a process that dies in between loses that one event."""
+    if name in await wants.get(db, app_id):
+        async with db.transaction() as tx:
+            await record(tx, app_id, name, now, data)
 
 
 async def wanted(db: Executor, app_id: int, names: tuple[str, ...]) -> bool:

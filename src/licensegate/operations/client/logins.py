@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from licensegate.domain import errorcodes, lockout, logins, panel
+from licensegate.domain import errorcodes, events, lockout, logins, panel
 from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
 from licensegate.operations.client import credits, entitlements
@@ -80,8 +80,9 @@ async def _with_password(call: ClientCall, way: Literal["register", "login"]) ->
     username, msg = await _attempt(call)
     try:
         return await _sign_in(call, way, username, msg)
-    except Refusal:
+    except Refusal as refusal:
         await call.failed_attempt()
+        await _refused(call, refusal, username)
         raise
 
 
@@ -119,9 +120,26 @@ async def _sign_in(
     return await _answer(call, msg, login)
 
 
+async def _report(call: ClientCall, name: str, data: dict[str, Any]) -> None:
+    data = {**data, "ip": call.ip, "hwid": call.args.opt_text("hwid")}
+    await events.report_login(call.db, call.services.event_wants, call.app.id, name, call.now(), data)
+
+
+async def _refused(call: ClientCall, refusal: Refusal, credential: str, *, is_key: bool = False) -> None:
+    """`user.login_refused` (and `blacklist.hit`) for an endpoint that wants them; a license key
+    is shown masked, as every event shows keys."""
+    if refusal.error == errorcodes.RATE_LIMITED.code:
+        return
+    shown = events.masked_key(credential) if is_key else credential
+    if refusal.error == errorcodes.BLACKLISTED.code:
+        await _report(call, "blacklist.hit", {"credential": shown})
+    await _report(call, "user.login_refused", {"credential": shown, "reason": refusal.error})
+
+
 async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[str, Any]:
     """A login's answer: the user, and (fields KeyAuth's libraries ignore) their entitlements and
     the credit balance the session spends."""
+    await _report(call, "user.logged_in", {"user": events.user_ref(login.user_id, login.username)})
     return {
         "message": msg("loggedInMsg"),
         "info": login.info,
@@ -216,6 +234,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
     except Refusal as refusal:
         _count(call, refusal.error)
         await call.failed_attempt()
+        await _refused(call, refusal, key, is_key=True)
         raise
     _count(call, "success")
     return await _answer(call, msg, result)

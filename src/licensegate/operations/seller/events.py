@@ -77,6 +77,7 @@ async def add(call: SellerCall) -> dict[str, Any]:
     )
     shown = eventendpoints.view(row)
     call.record(f"eventwebhook:{row['id']}", before=None, after=shown)
+    await call.services.event_wants.changed(call.app_id)
     return {"message": "Successfully added event webhook!", "id": shown["id"], "endpoint": shown}
 
 
@@ -107,6 +108,7 @@ async def edit(call: SellerCall) -> dict[str, Any]:
     if before["url"] != after["url"]:
         shown_after["url_changed"] = 1
     call.record(f"eventwebhook:{after['id']}", before=eventendpoints.view(before), after=shown_after)
+    await call.services.event_wants.changed(call.app_id)
     return {"message": "Successfully edited event webhook!", "endpoint": eventendpoints.view(after)}
 
 
@@ -123,6 +125,7 @@ async def delete(call: SellerCall) -> dict[str, Any]:
     """Delete an endpoint with its pending deliveries and its delivery log."""
     row = await eventendpoints.delete(call.db, call.app_id, call.args.integer("id"))
     call.record(f"eventwebhook:{row['id']}", before=eventendpoints.view(row), after=None)
+    await call.services.event_wants.changed(call.app_id)
     return {"message": "Successfully deleted event webhook!"}
 
 
