@@ -80,12 +80,12 @@ def login_cache(invalidation: Invalidation) -> AppCache[frozenset[str]]:
     writes nothing (`record` checks the endpoints itself), never a wrong event."""
 
     async def load(db: Executor, app_id: int) -> frozenset[str]:
+        lists = await store.enabled_event_lists(db, app_id)  # one statement, whatever the names
         return frozenset(
-            [
-                name
-                for name in LOGIN_PATH
-                if await store.wanted(db, app_id, name, opt_in=CATALOGUE[name].opt_in)
-            ]
+            name
+            for name in LOGIN_PATH
+            for stored in lists
+            if f",{name}," in stored or (stored.startswith(store.ALL) and not CATALOGUE[name].opt_in)
         )
 
     return AppCache(invalidation, TOPIC, load)

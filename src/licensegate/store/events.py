@@ -148,6 +148,12 @@ async def wanted(db: Executor, app_id: int, name: str, *, opt_in: bool) -> bool:
     return found is not None
 
 
+async def enabled_event_lists(db: Executor, app_id: int) -> list[str]:
+    """The stored event lists of an application's enabled endpoints."""
+    rows = await db.fetch_all("SELECT events FROM event_endpoints WHERE app_id = ? AND enabled = 1", app_id)
+    return [row["events"] for row in rows]
+
+
 # --- endpoints ---------------------------------------------------------------------------------
 
 
