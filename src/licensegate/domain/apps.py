@@ -51,6 +51,7 @@ class ClientApp(NamedTuple):
     case_insensitive_usernames: bool
     signing_key: str | None  # sealed (None: made before keys existed; see appkeys.sealed_keys)
     secret: str  # sealed, or in clear while signing_key is None
+    seats: bool = False  # a seat rule exists: logins count seats (domain.seats)
 
     @classmethod
     def from_row(cls, row: ClientAppRow) -> ClientApp:
@@ -81,6 +82,7 @@ class ClientApp(NamedTuple):
             case_insensitive_usernames=bool(row["case_insensitive_usernames"]),
             signing_key=row["signing_key"],
             secret=row["app_secret"],
+            seats=bool(row["seats"]),
         )
 
 

@@ -1205,6 +1205,38 @@ INVALID_FORM = E(
     "A dashboard form is not URL-encoded or multipart, is malformed or has too many fields.",
 )
 
+# --- seats -------------------------------------------------------------------------------------
+
+SEAT_LIMIT = E(
+    "seat_limit",
+    "forbidden",
+    APP_MESSAGES["seatlimit"],
+    _app(
+        "seatlimit",
+        "A login over the seat rule's machine or session limit, where the rule refuses (or allows "
+        "N% over and that is spent too).",
+    ),
+)
+SEAT_TARGET = E(
+    "seat_target",
+    "invalid",
+    "Name exactly one of 'sub', 'key' or 'user'.",
+    "A seats operation names none or several of a subscription, a key and a user.",
+)
+SEAT_RULE_EMPTY = E(
+    "seat_rule_empty",
+    "invalid",
+    "A seat rule needs 'machines', 'sessions' or both.",
+    "`setseats` without a machine or session limit.",
+)
+SEAT_RULE_NOT_FOUND = E(
+    "seat_rule_not_found",
+    "not_found",
+    "No seat rule is set on {target}.",
+    "`getseats` or `delseats` of a subscription, key or user without a rule.",
+)
+
+
 # --- usage credits -----------------------------------------------------------------------------
 
 CREDITS_EXHAUSTED = E(

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 
 import orjson
 
-from licensegate.domain import blacklists, errorcodes, events, lockout, passwordcheck, tokens, totp
+from licensegate.domain import blacklists, errorcodes, events, lockout, passwordcheck, seats, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
@@ -212,15 +212,17 @@ async def admit(
 
     # An appended HWID string presented whole is one device's HWID: it becomes an ordinary one.
     settle = client.hwid is not None and client.hwid in account.appended
-    if bind is None and not settle and not _login_to_record(user, client, now):
+    if bind is None and not settle and not app.seats and not _login_to_record(user, client, now):
         # The common case: only the session changes, one statement, no transaction around it.
         await _validate(db, app.id, user_id, client, credential, msg)
     else:
         async with db.transaction() as tx:
-            if bind is not None:
+            if bind is not None or app.seats:
                 await store.lock_user(tx, user_id)
-                if not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
-                    raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
+            if bind is not None and not await store.bind_hwid(tx, user_id, bind, app.max_hwids, now):
+                raise errorcodes.HWID_MISMATCH(msg("hwidmismatch"))
+            if app.seats:  # counted after the lock: concurrent logins of the user queue here
+                await seats.hold(tx, app.id, user_id, credential, client.session_id, client.hwid, msg, now)
             if settle and client.hwid is not None:
                 await store.settle_hwid(tx, user_id, client.hwid)
             await _log_in(tx, app.id, user, client, credential, now, msg)

@@ -43,6 +43,7 @@ DEFAULTS: dict[str, str] = {
     # One answer for an unknown username and a wrong password, so logins cannot probe for names.
     "invalidcredentials": "Invalid username or password.",
     "upgraded": "Upgraded successfully",
+    "seatlimit": "This account is already in use on as many machines or sessions as it may be.",
     "nocredits": "Not enough credits left: {balance} remaining.",
     # The token system (init with token validation on).
     "tokeninvalid": "Token Invalid",

@@ -128,6 +128,7 @@ apps = sa.Table(
     # LICENSEGATE_LICENSE_FILE_TTL / _COOLDOWN).
     sa.Column("license_file_ttl", sa.Integer),
     sa.Column("license_file_cooldown", sa.Integer),
+    _flag("seats", 0),  # 1 once a seat rule exists: its logins count seats (domain.seats)
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("account_id", "name"),
@@ -548,6 +549,25 @@ credit_balances = sa.Table(
     _time("created_at", nullable=False),
     sa.UniqueConstraint("user_id"),
     sa.UniqueConstraint("key_id"),
+    sa.Index(None, "app_id", "id"),
+)
+
+# Seats (domain.seats): how many machines (distinct HWIDs among live sessions) and concurrent
+# sessions a user may hold, set on a subscription, a key or a user (the most specific wins).
+seat_rules = sa.Table(
+    "seat_rules",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _text("owner", nullable=False),  # sub | key | user
+    sa.Column("owner_id", sa.BigInteger, nullable=False),
+    sa.Column("max_machines", sa.Integer),  # NULL: no limit
+    sa.Column("max_sessions", sa.Integer),  # NULL: no limit
+    _text("count_by", default="user"),  # user | key: whose sessions count
+    _text("overage", default="refuse"),  # refuse | end_oldest | allow
+    _int("overage_percent", 0),  # with `allow`: how far over the limits a login may go
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("owner", "owner_id"),
     sa.Index(None, "app_id", "id"),
 )
 

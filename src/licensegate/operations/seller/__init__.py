@@ -27,6 +27,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     tokens,
     entitlements,
     credits,
+    seats,
     licensefiles,
 )
 
