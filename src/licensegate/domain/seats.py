@@ -17,18 +17,14 @@ other and a limit holds exactly. An application without rules (`apps.seats` = 0)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from licensegate.domain import errorcodes, events
-from licensegate.domain import licenses as license_rules
-from licensegate.domain import subscriptions as subscription_rules
-from licensegate.domain import users as user_rules
+from licensegate.domain import entitlements, errorcodes, events
+from licensegate.domain.entitlements import Target as Target
 from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Scope
 from licensegate.store import seats as store
 from licensegate.store import sessions as session_store
 from licensegate.store.database import Executor
-from licensegate.store.seats import LiveSession, Owner
+from licensegate.store.seats import LiveSession
 from licensegate.store.seats import RuleRow as RuleRow
 
 COUNT_BY = ("user", "key")
@@ -36,28 +32,12 @@ OVERAGES = ("refuse", "end_oldest", "allow")
 _PRECEDENCE = {"user": 0, "key": 1, "sub": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    owner: Owner
-    owner_id: int
-    label: str  # `subscription:pro`, `key:ABC-...`, `user:alice` (the audit log's targets)
-
-
 async def target(db: Executor, scope: Scope, *, sub: str | None, key: str | None, user: str | None) -> Target:
-    """The one subscription, key or user named (exactly one must be)."""
+    """The one subscription, key or user named (exactly one must be), found as entitlements find
+    theirs (the same labels in the audit log)."""
     if sum(value is not None for value in (sub, key, user)) != 1:
         raise errorcodes.SEAT_TARGET()
-    if sub is not None:
-        row = await subscription_rules.get(db, scope.app_id, sub)
-        return Target("sub", row["id"], f"subscription:{sub}")
-    if key is not None:
-        key_row = await license_rules.get(db, scope, key)
-        return Target("key", key_row["id"], f"key:{key}")
-    assert user is not None
-    found = await user_rules.find_named(db, scope.app_id, user, reseller_id=scope.reseller_id)
-    if found is None:
-        raise errorcodes.USER_NOT_FOUND(username=user)
-    return Target("user", found["id"], f"user:{found['username']}")
+    return await entitlements.target(db, scope, sub=sub, key=key, user=user)
 
 
 def _generosity(limit: int | None) -> float:
