@@ -102,9 +102,19 @@ class Settings:
         "declared); a slower body is refused with 400 `incomplete_body`",
         minimum=1,
     )
-    max_query_bytes: int = setting(16 * 1024, "largest query string accepted (400 above)", minimum=1024)
+    max_query_bytes: int = setting(
+        16 * 1024, "largest query string accepted (414 `uri_too_long` above)", minimum=1024
+    )
+    max_header_bytes: int = setting(
+        32 * 1024,
+        "largest total size of a request's headers accepted by the APIs (431 `headers_too_large` above)",
+        minimum=4096,
+    )
     max_body_bytes: int = setting(
-        64 * 1024, "largest request body accepted, except file uploads (400 above)", minimum=1024
+        64 * 1024,
+        "largest request body accepted, except file uploads and operations the reference gives a larger "
+        "limit (400 `request_too_large` above)",
+        minimum=1024,
     )
     argon2_time_cost: int = setting(2, "argon2id passes", minimum=1)
     argon2_memory_kib: int = setting(

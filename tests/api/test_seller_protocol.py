@@ -111,8 +111,8 @@ async def test_a_parameter_error_names_the_parameter(seller: Seller) -> None:
     assert "param" not in await seller.fails("doesnotexist", 400, "unknown_type")
 
 
-async def test_oversized_query_string_is_400(seller: Seller) -> None:
-    body = await seller.fails("addsub", 400, "request_too_large", name="x" * 20_000, level="1")
+async def test_oversized_query_string_is_414(seller: Seller) -> None:
+    body = await seller.fails("addsub", 414, "uri_too_long", name="x" * 20_000, level="1")
     assert "query string" in body["message"]
 
 

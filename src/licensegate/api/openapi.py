@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from licensegate import __version__
+from licensegate.api.request import TRANSPORT_STATUSES
 from licensegate.operations.declarations import Operation, Param, Registry
 
 # The order the interface document lists each interface's groups in; groups it does not name follow.
@@ -50,6 +51,12 @@ STATUS_TEXT = {
     403: "The credential is known but the action is refused.",
     404: "A named object does not exist.",
     409: "The action conflicts with existing state.",
+    414: "The query string is over `LICENSEGATE_MAX_QUERY_BYTES` (`uri_too_long`; send the parameters "
+    "in a POST form body), in every dialect. A request target over 65,534 bytes is answered by the "
+    "HTTP layer itself: an empty 414, without a signature.",
+    431: "The headers are over `LICENSEGATE_MAX_HEADER_BYTES` (`headers_too_large`), in every dialect. "
+    "Headers over about 400 KiB, or more than 100 header fields, are answered by the HTTP layer "
+    "itself: an empty 431, without a signature.",
     429: "Rate limited; `Retry-After` says when to try again.",
     500: "Unexpected fault; the body carries a `request_id` that is in the service's log.",
     503: "The service cannot reach its database now (`service_unavailable`); `Retry-After` says when to "
@@ -179,6 +186,13 @@ def _param_doc(param: Param) -> str:
     return description.strip()
 
 
+def _body_limit(max_bytes: int) -> str:
+    return (
+        f"Its form body may be up to {max_bytes:,} bytes (or `LICENSEGATE_MAX_BODY_BYTES` if larger): "
+        "its longest parameter does not fit the query string, nor the default body limit once escaped."
+    )
+
+
 def _name(iface: Interface, op: Operation[Any], part: str) -> str:
     return f"{iface.name}.{op.type}.{part}"
 
@@ -189,6 +203,8 @@ def _description(iface: Interface, op: Operation[Any]) -> str:
         description += f"\n\nAlso answers to type: {', '.join(op.aliases)}."
     if op.area:
         description += f"\n\nPermission area: `{op.area}`."
+    if op.max_body_bytes:
+        description += f"\n\n{_body_limit(op.max_body_bytes)}"
     if op.text is not None:
         description += "\n\nWith `format=text` the answer is `text/plain`: one entry per line."
     description += f"\n\nStatuses: {', '.join(str(s) for s in sorted(op.statuses))}."
@@ -289,7 +305,8 @@ def _path_operation(iface: Interface, method: str) -> dict[str, Any]:
         )
         success["text/plain"] = {"schema": {"type": "string"}}
         success_text += " With `format=text`, " + ", ".join(f"`{t}`" for t in texts) + " answer text/plain."
-    statuses = sorted({status for op in ops for status in op.statuses})
+    # 414 and 431 refuse a request before its operation is known: every path may answer them.
+    statuses = sorted({status for op in ops for status in op.statuses} | set(TRANSPORT_STATUSES.values()))
     responses: dict[str, Any] = {}
     for status in statuses:
         if status == 200:
@@ -427,6 +444,8 @@ def markdown(iface: Interface) -> str:
                 lines += [f"Also answers to: {', '.join(f'`{a}`' for a in op.aliases)}.", ""]
             if op.area:
                 lines += [f"Permission area: `{op.area}`.", ""]
+            if op.max_body_bytes:
+                lines += [_body_limit(op.max_body_bytes), ""]
             if op.params:
                 lines += [
                     "| parameter | type | required | max length | meaning |",

@@ -13,8 +13,28 @@ from starlette.requests import ClientDisconnect, Request
 
 from licensegate.bodies import content_type_of, incomplete_body, read_body
 from licensegate.domain import errorcodes
+from licensegate.domain.errors import Refusal
 
 MAX_FIELDS = 200
+
+# The longest request target the HTTP layer (hyper, under Granian) hands the service: a longer one
+# is answered there with an empty 414 that no dialect shapes or signs.
+HTTP_MAX_URI_BYTES = 65_534
+
+# Refused before any operation is considered, so with the same status in every dialect.
+TRANSPORT_STATUSES = {errorcodes.URI_TOO_LONG.code: 414, errorcodes.HEADERS_TOO_LARGE.code: 431}
+
+
+def transport_status(refusal: Refusal) -> int | None:
+    """414 or 431 for a request refused for its URL's or headers' size, else None."""
+    return TRANSPORT_STATUSES.get(refusal.error)
+
+
+def check_headers(request: Request, max_bytes: int) -> None:
+    """Refuses headers over `max_bytes` in all (each counted as `name: value` and its line end)."""
+    size = sum(len(name) + len(value) + 4 for name, value in request.scope.get("headers", ()))
+    if size > max_bytes:
+        raise errorcodes.HEADERS_TOO_LARGE(max_bytes=max_bytes)
 
 
 def _unquote(text: str, what: str) -> str:
@@ -49,7 +69,7 @@ def _parse_pairs(data: str, what: str) -> dict[str, str]:
 def read_query(request: Request, max_bytes: int) -> dict[str, str]:
     raw: bytes = request.scope.get("query_string", b"")
     if len(raw) > max_bytes:
-        raise errorcodes.REQUEST_TOO_LARGE(what="query string", max_bytes=max_bytes)
+        raise errorcodes.URI_TOO_LONG(max_bytes=max_bytes)
     if not raw:
         return {}
     try:
@@ -62,16 +82,22 @@ def read_query(request: Request, max_bytes: int) -> dict[str, str]:
 async def read_form_body(request: Request, max_bytes: int) -> dict[str, str]:
     """Parameters from an application/x-www-form-urlencoded body. Other bodies are not read at
     all (multipart uploads are read by the operations that take them)."""
+    return (await read_form_body_sized(request, max_bytes))[0]
+
+
+async def read_form_body_sized(request: Request, max_bytes: int) -> tuple[dict[str, str], int]:
+    """`read_form_body`, with the body's size in bytes (for a limit known only once the body
+    names its operation)."""
     if request.method != "POST" or content_type_of(request) != "application/x-www-form-urlencoded":
-        return {}
+        return {}, 0
     body = await read_body(request, max_bytes)
     if not body:
-        return {}
+        return {}, 0
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise errorcodes.INVALID_ENCODING(what="request body") from exc
-    return _parse_pairs(text, "request body")
+    return _parse_pairs(text, "request body"), len(body)
 
 
 async def read_multipart(

@@ -31,6 +31,9 @@ from licensegate.store.entitlements import Owner as Owner
 MAX_CODE = 64
 MAX_NAME = 128
 MAX_METADATA = 16 * 1024
+# A call whose `metadata` parameter (twice MAX_METADATA: the JSON may shrink once normalised) is
+# at its maximum length, even percent-escaped in full: above the default body limit.
+MAX_CALL_BYTES = 128 * 1024
 _CODE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 

@@ -95,7 +95,24 @@ REQUEST_TOO_LARGE = E(
     "request_too_large",
     "invalid",
     "The {what} is too large (at most {max_bytes} bytes).",
-    "The query string or the body is over the server's limit.",
+    "The request body is over the limit of its operation (`LICENSEGATE_MAX_BODY_BYTES`, or the "
+    "larger limit the reference states for the operation).",
+)
+URI_TOO_LONG = E(
+    "uri_too_long",
+    "invalid",
+    "The query string is too long (at most {max_bytes} bytes); send the parameters in a POST body.",
+    "The query string is over `LICENSEGATE_MAX_QUERY_BYTES`: answered with status 414 in every "
+    "dialect (the parameters fit a form body). A URL over 65,534 bytes never reaches the service: "
+    "the HTTP layer answers an empty 414 itself.",
+)
+HEADERS_TOO_LARGE = E(
+    "headers_too_large",
+    "invalid",
+    "The request headers are too large (at most {max_bytes} bytes).",
+    "The request's headers are over `LICENSEGATE_MAX_HEADER_BYTES`: answered with status 431 in "
+    "every dialect. Headers over about 400 KiB, or more than 100 header fields, never reach the "
+    "service: the HTTP layer answers an empty 431 itself.",
 )
 INVALID_REQUEST = E(
     "invalid_request",

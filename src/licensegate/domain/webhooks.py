@@ -234,6 +234,9 @@ async def delete_all(db: Executor, app_id: int) -> int:
 
 MAX_PARAMS = 2048
 MAX_BODY = 65536
+# The form body of a call carrying a `body` at its maximum length, even percent-escaped in full
+# (3 bytes a character), with the other parameters: above the default body limit.
+MAX_CALL_BYTES = 256 * 1024
 MAX_CONTENT_TYPE = 128
 MAX_PAIRS = 100
 DEFAULT_CONTENT_TYPE = "application/x-www-form-urlencoded"

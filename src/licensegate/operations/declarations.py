@@ -233,6 +233,11 @@ class Operation(Generic[CallT]):
             return self.fault_status()
         return 403
 
+    def body_limit(self, default: int) -> int:
+        """The largest form body this operation reads: the deployment's limit, or the larger one
+        it declares (for parameters longer than that limit allows)."""
+        return max(default, self.max_body_bytes or 0)
+
     def fault_status(self) -> int:
         """The status of an unexpected fault: 500, unless the operation may not answer it (the
         interface document lists no 500 for Webhook); then 403, still with `internal_error`."""
@@ -319,6 +324,10 @@ class Registry(Generic[CallT]):
         if op is None:
             raise errorcodes.UNKNOWN_TYPE(type=type_value[:64])
         return op
+
+    def body_limit(self, default: int) -> int:
+        """The largest body limit of any operation: what is read before the body names its own."""
+        return max((op.body_limit(default) for op in self._ordered), default=default)
 
     def __iter__(self) -> Iterator[Operation[CallT]]:
         return iter(self._ordered)

@@ -27,7 +27,14 @@ from licensegate.api.envelope import (
     refusal_of,
     unexpected_fault,
 )
-from licensegate.api.request import read_form_body, read_query
+from licensegate.api.request import (
+    HTTP_MAX_URI_BYTES,
+    check_headers,
+    read_form_body,
+    read_form_body_sized,
+    read_query,
+    transport_status,
+)
 from licensegate.domain import apps, errorcodes, sessions
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited, Refusal
@@ -180,8 +187,10 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
     raw: dict[str, str] = {}
     answering = Answering(dialect)
     try:
+        check_headers(request, settings.max_header_bytes)
         query = read_query(request, settings.max_query_bytes)
-        raw = dialect.merge(query, await read_form_body(request, settings.max_body_bytes))
+        fields, size = await read_form_body_sized(request, registry.body_limit(settings.max_body_bytes))
+        raw = dialect.merge(query, fields)
         if dialect.legacy and legacy.decoded_type(raw, registry.knows) is not None:
             answering.legacy, answering.dialect = True, LEGACY_1_0
             raw = legacy.decode_identifiers(raw)
@@ -189,6 +198,10 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
         answering.clientnonce = read_clientnonce(raw)
         op = registry.lookup(raw)
         request.scope[TYPE_KEY] = op.type  # for the access log and the metrics
+        if size > op.body_limit(settings.max_body_bytes):
+            raise errorcodes.REQUEST_TOO_LARGE(
+                what="request body", max_bytes=op.body_limit(settings.max_body_bytes)
+            )
         if not op.pinned:
             return await handle(request, services, op, raw, services.db, answering)
         async with services.db.pinned() as db:
@@ -202,15 +215,19 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
             if answering.signing_key is None:
                 _noted_app(services, raw, answering)
         elif answering.signing_key is None:
+            if not raw and transport_status(refusal):  # refused before its parameters were read
+                raw = await _parameters_anyway(request, dialect, settings.max_body_bytes)
+                ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
+                with contextlib.suppress(Refusal):
+                    answering.clientnonce = read_clientnonce(raw)
             with contextlib.suppress(DatabaseUnavailable):  # then the deployment's key signs it
                 await _named_app(services, raw, answering)
         if answering.legacy and refusal.error == errorcodes.UNKNOWN_APPLICATION.code:
             # What every KeyAuth 1.0 library compares the answer with before decrypting it.
             return await answering.send(services, legacy.UNKNOWN_APPLICATION, TEXT, 200)
         failure = client_failure(ownerid, refusal.message, refusal.error, refusal.kind, refusal.extra)
-        return await answering.respond(
-            services, failure, answering.dialect.refusal_status(op, refusal), refusal_headers(refusal)
-        )
+        status = transport_status(refusal) or answering.dialect.refusal_status(op, refusal)
+        return await answering.respond(services, failure, status, refusal_headers(refusal))
     except Exception:
         body, request_id = unexpected_fault(f"client API type={op.type if op else '?'}")
         failure = client_failure(ownerid, body["message"], "internal_error", "internal_error")
@@ -219,6 +236,17 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
 
 
 endpoint = endpoint_for(CLIENT_1_0)
+
+
+async def _parameters_anyway(request: Request, dialect: ClientDialect, max_body_bytes: int) -> dict[str, str]:
+    """The parameters of a request refused for its URL's or headers' size, read past the limits
+    (the HTTP layer bounds the URL) only to find the application whose key signs the answer."""
+    query: dict[str, str] = {}
+    with contextlib.suppress(Refusal):
+        query = read_query(request, HTTP_MAX_URI_BYTES)
+    with contextlib.suppress(Refusal):
+        return dialect.merge(query, await read_form_body(request, max_body_bytes))
+    return query
 
 
 def _dialect_of_path(path: str) -> ClientDialect:

@@ -16,7 +16,14 @@ from licensegate.api.envelope import (
     seller_success,
     unexpected_fault,
 )
-from licensegate.api.request import merge, read_form_body, read_multipart, read_query
+from licensegate.api.request import (
+    check_headers,
+    merge,
+    read_form_body_sized,
+    read_multipart,
+    read_query,
+    transport_status,
+)
 from licensegate.bodies import content_type_of
 from licensegate.domain import errorcodes, permissions, sellerkeys
 from licensegate.domain.errors import Refusal
@@ -55,6 +62,7 @@ async def endpoint(request: Request) -> Response:
     form: FormData | None = None
     uploads: dict[str, UploadFile] = {}
     try:
+        check_headers(request, settings.max_header_bytes)
         query = read_query(request, settings.max_query_bytes)
         op = registry.get(query.get("type", ""))
         if op is not None:
@@ -78,6 +86,7 @@ async def endpoint(request: Request) -> Response:
                 and not permissions.allows(caller.identity.permissions, op.area)
             ):
                 await invoke(services, caller, op, query)  # refuses, noted as any refusal is
+        size = 0  # of a form body
         if multipart:
             limit = settings.max_upload_bytes + UPLOAD_OVERHEAD if file_fields else settings.max_body_bytes
             fields, uploads, form = await read_multipart(
@@ -85,9 +94,16 @@ async def endpoint(request: Request) -> Response:
             )
             raw = merge(query, fields)
         else:
-            limit = (op.max_body_bytes if op is not None else None) or settings.max_body_bytes
-            raw = merge(query, await read_form_body(request, limit))
+            # The query usually names the operation; when only the body does, the body is read
+            # under the largest limit and checked against its operation's once that is known.
+            limit = (op or registry).body_limit(settings.max_body_bytes)
+            fields, size = await read_form_body_sized(request, limit)
+            raw = merge(query, fields)
         op = registry.lookup(raw)
+        if size > op.body_limit(settings.max_body_bytes):
+            raise errorcodes.REQUEST_TOO_LARGE(
+                what="request body", max_bytes=op.body_limit(settings.max_body_bytes)
+            )
         request.scope[TYPE_KEY] = op.type
         if caller is None:
             caller = await _caller(request, services, raw.get("sellerkey"))
@@ -96,7 +112,7 @@ async def endpoint(request: Request) -> Response:
         return seller_success(op, body, raw.get("format"))
     except (Refusal, DatabaseUnavailable) as caught:
         refusal = refusal_of(caught)
-        status = status_of(op, refusal)
+        status = transport_status(refusal) or status_of(op, refusal)
         body = failure_body(refusal.message, refusal.error, refusal.extra)
         return json_response(body, status, refusal_headers(refusal))
     except Exception:

@@ -22,6 +22,7 @@ WEBHOOK_STATUSES = frozenset({200, 400, 401, 403})
     statuses=WEBHOOK_STATUSES,
     success_code=CLIENT_WEBHOOK_SUCCESS_CODE,
     pinned=False,  # it waits for the target: no pooled connection is held meanwhile
+    max_body_bytes=webhooks.MAX_CALL_BYTES,
     params=[
         Param("webid", required=True, max_length=webhooks.MAX_WEBID, doc="the webhook's id"),
         Param(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import entitlements
-from licensegate.domain.entitlements import MAX_CODE, MAX_METADATA, MAX_NAME, EntitlementRow
+from licensegate.domain.entitlements import MAX_CALL_BYTES, MAX_CODE, MAX_METADATA, MAX_NAME, EntitlementRow
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -57,6 +57,7 @@ def _audited(row: EntitlementRow) -> dict[str, Any]:
     summary="Create Entitlement",
     area=AREA,
     mutates=True,
+    max_body_bytes=MAX_CALL_BYTES,
     params=[CODE, Param("name", max_length=MAX_NAME, doc="display name (default: the code)"), METADATA],
     returns={"entitlement": ENTRY},
 )
@@ -101,6 +102,7 @@ async def fetch_all(call: SellerCall) -> dict[str, Any]:
     summary="Edit Entitlement",
     area=AREA,
     mutates=True,
+    max_body_bytes=MAX_CALL_BYTES,
     params=[
         CODE,
         Param("newCode", max_length=MAX_CODE, doc="new code"),

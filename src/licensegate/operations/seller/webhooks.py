@@ -116,6 +116,7 @@ async def edit(call: SellerCall) -> dict[str, Any]:
     summary="Test Webhook",
     area=AREA,
     mutates=True,  # the target acts on the call: the audit log says who made it
+    max_body_bytes=webhooks.MAX_CALL_BYTES,
     params=[
         WEBID,
         Param(
