@@ -65,6 +65,10 @@ class PrivatePostgres:
             capture_output=True,
             timeout=120,
         )
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server (again, after `halt`) on the same data and port."""
         options = f"-p {self.port} -k '' -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50"
         subprocess.run(
             _as_server_user(

@@ -7,6 +7,8 @@ SQLite: a database another program holds locked past the busy timeout."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import subprocess
 import time
@@ -186,3 +188,119 @@ def test_a_locked_sqlite_database_is_answered_503(tmp_path: Path) -> None:
     finally:
         server.stop()
     assert "unexpected fault" not in (tmp_path / "server.log").read_text()
+
+
+# A service started while its database cannot be used: `serve` and every worker start, /healthz
+# answers, /readyz and the APIs answer 503 (the client's signed by the deployment's key, from the
+# data folder's copy) until the database is back, then everything works without a restart.
+
+
+def _known_service(url: str, data_dir: Path) -> tuple[dict[str, str], str]:
+    """An application, and the deployment's public key, of a service that ran once on `url`."""
+    first = start_server(url, data_dir, 1, log_name="first.log")
+    try:
+        created = first.create_app("outage", "app")
+    finally:
+        first.stop()
+    return created, cli_public_key(url, data_dir)
+
+
+def _check_started_without_database(server: LiveServer, created: dict[str, str], deployment: str) -> None:
+    """Every worker listens (start_server waited for that); what each interface answers."""
+    with httpx.Client(base_url=server.url, timeout=ANSWER_BOUND) as http:
+        assert http.get("/healthz").status_code == 200
+        ready = http.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["checks"]["database"] in ("timeout", "unreachable")
+        for _ in range(4):  # new connections: both workers answer some
+            init = _client_call(http, created, "init")
+            _assert_unavailable(init, 503)
+            assert _signed_by_one_of([deployment], init)
+        seller = http.get("/api/seller/", params={"sellerkey": created["sellerkey"], "type": "getsettings"})
+        _assert_unavailable(seller, 503)
+
+
+def _check_recovered(server: LiveServer, created: dict[str, str]) -> None:
+    with httpx.Client(base_url=server.url, timeout=ANSWER_BOUND) as http:
+        _wait_for_recovery(http, created)
+        for _ in range(4):
+            init = _client_call(http, created, "init")
+            assert init.status_code == 200
+            assert _signed_by_one_of([created["public_key"]], init)
+        assert http.get("/readyz").status_code == 200
+    assert server.process.poll() is None
+    assert len(server.worker_pids()) == 2
+
+
+def test_serve_starts_while_postgresql_is_down_and_recovers(
+    frozen_postgres: PrivatePostgres, tmp_path: Path
+) -> None:
+    url = frozen_postgres.create_database("down")
+    created, deployment = _known_service(url, tmp_path)
+    frozen_postgres.halt()
+    server = start_server(url, tmp_path, 2, LICENSEGATE_PG_TIMEOUT=str(WAIT))
+    try:
+        _check_started_without_database(server, created, deployment)
+        # A worker that dies meanwhile is replaced by one that starts without the database too.
+        victim = server.worker_pids()[0]
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 90
+        while len(server.worker_pids()) < 2 or victim in server.worker_pids():
+            assert time.monotonic() < deadline, "no new worker replaced the dead one"
+            time.sleep(0.2)
+        _check_started_without_database(server, created, deployment)
+        frozen_postgres.resume()
+        _check_recovered(server, created)
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    assert "the database cannot be used now" in log
+    assert "unexpected fault" not in log
+
+
+def test_serve_starts_while_postgresql_is_frozen_and_recovers(
+    frozen_postgres: PrivatePostgres, tmp_path: Path
+) -> None:
+    url = frozen_postgres.create_database("frozen")
+    created, deployment = _known_service(url, tmp_path)
+    frozen_postgres.freeze()
+    try:
+        server = start_server(url, tmp_path, 2, LICENSEGATE_PG_TIMEOUT=str(WAIT))
+    except BaseException:
+        frozen_postgres.thaw()
+        raise
+    try:
+        try:
+            _check_started_without_database(server, created, deployment)
+        finally:
+            frozen_postgres.thaw()
+        _check_recovered(server, created)
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    assert "the database cannot be used now" in log
+    assert "unexpected fault" not in log
+
+
+def test_serve_starts_while_sqlite_is_locked_and_recovers(tmp_path: Path) -> None:
+    path = tmp_path / "locked.db"
+    url = f"sqlite:///{path}"
+    created, deployment = _known_service(url, tmp_path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        # Another program holding the file: nobody else may even read it.
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        server = start_server(url, tmp_path, 2)
+        try:
+            _check_started_without_database(server, created, deployment)
+            holder.execute("ROLLBACK")
+            holder.close()
+            _check_recovered(server, created)
+        finally:
+            server.stop()
+    finally:
+        holder.close()
+    log = server.log.read_text()
+    assert "the database cannot be used now" in log
+    assert "unexpected fault" not in log

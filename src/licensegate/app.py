@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import logging
 import os
@@ -326,9 +325,12 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         app.state.services = opened
         folder = metrics.run_folder()
         snapshots = app.state.snapshots = make_snapshots(opened, counts, folder)
-        # Loaded now, so that answers stay signed if the database stops answering later.
-        with contextlib.suppress(DatabaseUnavailable):
+        # Loaded now, so that answers stay signed if the database stops answering later (from the
+        # data folder's copy when the database is away now: the worker starts all the same).
+        try:
             await opened.signers.deployment(opened.db, opened.clock.now())
+        except Exception as exc:
+            log.warning("the deployment's signing key is not loaded now (%s); will be at first need", exc)
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
         login_counts = asyncio.create_task(write_counts(opened))
         overview_counts = asyncio.create_task(refresh_overviews(opened))

@@ -346,12 +346,62 @@ def _serving(settings: Settings) -> Iterator[None]:
         lock.__exit__(None, None, None)
 
 
+def _prepare_serve(settings: Settings) -> None:
+    """What `serve` makes sure of before its workers answer: the schema (an empty database is
+    migrated, one behind refused) and applications' keys. Raises `DatabaseUnavailable` when the
+    database cannot be used now (each try bounded by LICENSEGATE_PG_TIMEOUT to connect)."""
+    from licensegate.store import migrate
+    from licensegate.store.database import DatabaseUnavailable
+
+    migrate.ensure_schema(settings.database_url, settings.pg_timeout)
+    # A database that can be read but not written (a full disk) still serves reads: what this
+    # would write waits for a start with room to write.
+    try:
+        _provision(settings)  # also makes the deployment key file before workers race for it
+    except DatabaseUnavailable as exc:
+        print(f"licensegate: application keys not provisioned now: {exc}", file=sys.stderr)
+
+
+def _announce_dashboard(settings: Settings) -> None:
+    """The dashboard's address, or the link that creates its owner account while nobody can sign in."""
+    from licensegate.store.database import DatabaseUnavailable
+
+    try:
+        link = _setup_link(settings)
+    except DatabaseUnavailable as exc:
+        print(f"licensegate: no dashboard setup link now: {exc}", file=sys.stderr)
+        link = None
+    if link is not None:
+        print(
+            "\nNobody can sign in to the dashboard yet. Open this link within an hour to create the\n"
+            f"owner account (it works once):\n\n    {link}\n",
+            file=sys.stderr,
+            flush=True,
+        )
+    else:
+        print(f"dashboard: {settings.public_url}/dashboard/", file=sys.stderr)
+
+
+def prepare_in_background() -> int:
+    """`serve`'s start-up work, tried again until the database can be used (`startup`): run by
+    `serve` in a process of its own, with `serve`'s environment."""
+    from licensegate import startup
+
+    settings = Settings.from_env()
+
+    def attempt() -> None:
+        _prepare_serve(settings)
+        _announce_dashboard(settings)
+
+    return startup.keep_trying(attempt, os.getppid())
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import shutil
+    import subprocess
     import tempfile
 
-    from licensegate import metrics, server
-    from licensegate.store import migrate
+    from licensegate import metrics, server, startup
     from licensegate.store.database import DatabaseUnavailable
 
     for flag, name in ((args.host, "HOST"), (args.port, "PORT"), (args.workers, "WORKERS")):
@@ -364,33 +414,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port = os.environ.get(ENV_PREFIX + "PORT", "").strip() or "8000"
         os.environ[ENV_PREFIX + "PUBLIC_URL"] = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     settings = _settings(args.database)  # validates everything before workers start
+    later: subprocess.Popen[bytes] | None = None
     with _serving(settings):  # `restore` refuses a database a service holds
-        migrate.ensure_schema(settings.database_url)
-        # A database that can be read but not written (a full disk) still serves reads: what these
-        # two would write waits for a start with room to write.
         try:
-            _provision(settings)  # also makes the deployment key file before workers race for it
+            _prepare_serve(settings)
         except DatabaseUnavailable as exc:
-            print(f"licensegate: application keys not provisioned now: {exc}", file=sys.stderr)
+            print(
+                f"licensegate: the database cannot be used now ({exc}); serving anyway: requests "
+                "that need it are answered 503 until it is back, and the schema is checked again in "
+                "the background",
+                file=sys.stderr,
+                flush=True,
+            )
+            # Its own process (see `startup`), started before Granian forks any worker.
+            later = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; from licensegate import cli; sys.exit(cli.prepare_in_background())",
+                ]
+            )
         print(
             f"licensegate serving on http://{settings.host}:{settings.port} ({settings.workers} worker(s)); "
             f"{where(settings)}",
             file=sys.stderr,
         )
-        try:
-            link = _setup_link(settings)
-        except DatabaseUnavailable as exc:
-            print(f"licensegate: no dashboard setup link now: {exc}", file=sys.stderr)
-            link = None
-        if link is not None:
-            print(
-                "\nNobody can sign in to the dashboard yet. Open this link within an hour to create the\n"
-                f"owner account (it works once):\n\n    {link}\n",
-                file=sys.stderr,
-                flush=True,
-            )
-        else:
-            print(f"dashboard: {settings.public_url}/dashboard/", file=sys.stderr)
+        if later is None:
+            _announce_dashboard(settings)
         # The workers' metrics meet in a private folder of this run (made 0700), removed at the end.
         folder = tempfile.mkdtemp(prefix="licensegate-metrics-")
         os.environ[metrics.FOLDER_VARIABLE] = folder
@@ -398,7 +448,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             server.run(settings)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-    return 0
+            if later is not None and later.poll() is None:
+                later.terminate()
+                later.wait(10)
+    return 1 if later is not None and later.returncode == startup.REFUSED else 0
 
 
 MANIFEST = "manifest.json"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from licensegate import keyring
 from licensegate.appcache import AppCache
@@ -12,7 +13,7 @@ from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
 from licensegate.domain import credits, entitlements, events
-from licensegate.domain.appkeys import Signers
+from licensegate.domain.appkeys import DEPLOYMENT_COPY, Signers
 from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.messages import MessageCache
 from licensegate.domain.overview import LoginTally
@@ -94,7 +95,7 @@ class Services:
             mailer=Mailer(settings),
             background=Background(),
             secrets=box,
-            signers=Signers(box),
+            signers=Signers(box, Path(settings.data_dir) / DEPLOYMENT_COPY),
         )
 
     async def close(self) -> None:

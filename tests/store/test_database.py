@@ -11,6 +11,7 @@ import pytest
 from licensegate.store.database import (
     Database,
     DatabaseError,
+    DatabaseUnavailable,
     Executor,
     UniqueViolation,
     dialect_of,
@@ -129,9 +130,14 @@ def test_urls_are_recognised() -> None:
         sqlite_path("sqlite:///")
 
 
-async def test_unreachable_postgres_is_a_clear_error() -> None:
-    with pytest.raises(DatabaseError, match="cannot connect to PostgreSQL"):
-        await open_database("postgresql://postgres@127.0.0.1:1/none")
+async def test_unreachable_postgres_is_a_clear_error_at_first_use() -> None:
+    # Opening makes no connection (a worker starts while PostgreSQL is down); a statement says why.
+    db = await open_database("postgresql://postgres@127.0.0.1:1/none", answer_timeout=2)
+    try:
+        with pytest.raises(DatabaseUnavailable, match="PostgreSQL is unavailable"):
+            await db.fetch_value("SELECT 1")
+    finally:
+        await db.close()
 
 
 async def set_then_fail(db: Database, account_id: int) -> None:

@@ -9,18 +9,25 @@ on first need (`provision_all` runs at `serve`/`migrate`, and the client path pr
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
-from licensegate import ids, signing
+from licensegate import ids, private, signing
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.signing import Signer, SignerCache
 from licensegate.store import appkeys as store
-from licensegate.store.database import Database, Executor, Row
+from licensegate.store.database import Database, DatabaseError, Executor, Row
 from licensegate_client import licensefile
+
+log = logging.getLogger("licensegate")
 
 SECRET = "apps.secret"  # noqa: S105  (a purpose label, not a secret)
 SIGNING_KEY = "apps.signing_key"
 DEPLOYMENT_SIGNING_KEY = "signing_keys.signing_key"
+DEPLOYMENT_COPY = "deployment-signing-key.sealed"  # in the data folder: sealed, like in the database
 
 
 @dataclass(frozen=True)
@@ -135,11 +142,15 @@ class Signers:
     Decrypting a key happens once per worker and key; a rotation makes a new sealed value, so a
     rotated key is never used again."""
 
-    def __init__(self, box: SecretBox) -> None:
+    def __init__(self, box: SecretBox, copy: Path | None = None) -> None:
         self._box = box
         self._signers = SignerCache()
         self._secrets: dict[str, str] = {}
         self._deployment: Signer | None = None
+        # Where the deployment's sealed signing key is copied (`DEPLOYMENT_COPY` in the data
+        # folder), so that a worker starting while the database is away still signs its 503s.
+        self._copy = copy
+        self._from_copy = False
         # (ownerid, name) -> (sealed signing key, sealed secret) of applications this worker
         # served: what signs a refusal when the database does not answer (asking it again would
         # double the wait of a call the database just failed).
@@ -187,14 +198,50 @@ class Signers:
         return secret
 
     def deployment_known(self) -> Signer | None:
-        """The deployment's signer if this worker has it, without asking the database."""
+        """The deployment's signer if this worker has it, or its copy in the data folder does,
+        without asking the database."""
+        if self._deployment is None and self._copy is not None:
+            try:
+                sealed = self._copy.read_text().strip()
+                self._deployment = self._signer(sealed, DEPLOYMENT_SIGNING_KEY)
+                self._from_copy = True
+            except FileNotFoundError:
+                pass
+            except Exception as exc:  # unreadable, or sealed under a key this process lacks
+                log.warning("cannot use the copy of the deployment's signing key in %s: %s", self._copy, exc)
         return self._deployment
 
     async def deployment(self, db: Executor, now: int) -> Signer:
-        if self._deployment is None:
+        """The deployment's signer, from the database (once per worker); from the copy in the data
+        folder while the database cannot answer."""
+        if self._deployment is not None and not self._from_copy:
+            return self._deployment
+        try:
             sealed, _public = await _deployment_row(db, self._box, now)
-            self._deployment = self._signer(sealed, DEPLOYMENT_SIGNING_KEY)
+        except DatabaseError:
+            known = self.deployment_known()
+            if known is None:
+                raise
+            return known
+        self._deployment, self._from_copy = self._signer(sealed, DEPLOYMENT_SIGNING_KEY), False
+        self._keep_copy(sealed)
         return self._deployment
+
+    def _keep_copy(self, sealed: str) -> None:
+        if self._copy is None:
+            return
+        try:
+            if self._copy.exists() and self._copy.read_text().strip() == sealed:
+                return
+            private.folder(self._copy.parent)
+            temporary = self._copy.with_name(f"{self._copy.name}.{os.getpid()}.tmp")
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+            with private.create(temporary) as out:
+                out.write(sealed.encode("ascii"))
+            os.replace(temporary, self._copy)  # whole, even with other workers writing the same
+        except OSError as exc:
+            log.warning("cannot keep a copy of the deployment's signing key in %s: %s", self._copy, exc)
 
 
 async def retired_public_keys(db: Executor, app_id: int) -> list[Row]:

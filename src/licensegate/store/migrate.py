@@ -5,6 +5,7 @@ Used by the command line and by `serve` before workers start; never on the reque
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,7 +16,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from licensegate import private
-from licensegate.store.database import DatabaseError, dialect_of, sqlite_path
+from licensegate.store.database import DatabaseError, DatabaseUnavailable, dialect_of, sqlite_path
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -30,9 +31,14 @@ def sqlalchemy_url(url: str) -> str:
     return f"postgresql+psycopg://{rest}"
 
 
-def _engine(url: str) -> sa.Engine:
+def _engine(url: str, connect_timeout: float | None = None) -> sa.Engine:
+    """`connect_timeout`: seconds PostgreSQL may take to accept a connection (libpq's, whole
+    seconds, at least 2); unbounded when None."""
+    arguments: dict[str, object] = {}
+    if connect_timeout is not None and dialect_of(url) == "postgresql":
+        arguments["connect_timeout"] = max(2, math.ceil(connect_timeout))
     try:
-        engine = sa.create_engine(sqlalchemy_url(url), poolclass=sa.pool.NullPool)
+        engine = sa.create_engine(sqlalchemy_url(url), poolclass=sa.pool.NullPool, connect_args=arguments)
     except (sa.exc.ArgumentError, ValueError) as exc:
         raise DatabaseError(f"bad database URL: {exc}") from exc
     if engine.dialect.name == "sqlite":
@@ -59,8 +65,29 @@ def head_revision() -> str:
     return head
 
 
-def _run(url: str, action: str) -> str | None:
-    engine = _engine(url)
+# PostgreSQL's error classes of a server that cannot serve now: connection exceptions,
+# insufficient resources (too many connections), operator intervention (shutting down, starting).
+_PASSING_SQLSTATES = ("08", "53", "57P")
+_SQLITE_LOCKED = frozenset({5, 6})  # busy, locked: another program holds the file now
+
+
+def _passing(error: BaseException | None) -> bool:
+    """Whether a driver's error is an outage that passes (down, frozen, locked), not a refusal
+    (a wrong password, a missing database, a broken file)."""
+    if error is None:
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _SQLITE_LOCKED
+    sqlstate = getattr(error, "sqlstate", None)
+    if not isinstance(sqlstate, str):
+        # No answer from a server at all (refused, timed out, cut off); psycopg's errors only.
+        return type(error).__module__.startswith("psycopg")
+    return sqlstate.startswith(_PASSING_SQLSTATES)
+
+
+def _run(url: str, action: str, connect_timeout: float | None = None) -> str | None:
+    engine = _engine(url, connect_timeout)
     try:
         with engine.begin() as conn:
             if action == "current":
@@ -71,6 +98,8 @@ def _run(url: str, action: str) -> str | None:
             return head_revision()
     except sa.exc.OperationalError as exc:
         first_line = str(exc.orig or exc).strip().splitlines()[0]
+        if _passing(exc.orig):
+            raise DatabaseUnavailable(f"cannot reach the database: {first_line}") from exc
         raise DatabaseError(f"cannot reach the database: {first_line}") from exc
     except sa.exc.DBAPIError as exc:
         first_line = str(exc.orig or exc).strip().splitlines()[0]
@@ -79,9 +108,11 @@ def _run(url: str, action: str) -> str | None:
         engine.dispose()
 
 
-def current_revision(url: str) -> str | None:
+def current_revision(url: str, connect_timeout: float | None = None) -> str | None:
     try:
-        return _run(url, "current")
+        return _run(url, "current", connect_timeout)
+    except DatabaseUnavailable:
+        raise  # locked now: the file alone could miss what the holder is writing
     except DatabaseError:
         if dialect_of(url) != "sqlite":
             raise
@@ -123,10 +154,11 @@ def location(url: str) -> str:
     return f"{parts._replace(netloc=netloc).geturl()} (PostgreSQL)"
 
 
-def ensure_schema(url: str) -> None:
+def ensure_schema(url: str, connect_timeout: float | None = None) -> None:
     """Migrate an empty database (`serve`); refuse to run on one that is behind (that needs
-    `migrate`)."""
-    current = current_revision(url)
+    `migrate`). Raises `DatabaseUnavailable` when the database cannot be used now (down, not
+    accepting a connection within `connect_timeout`, locked), `DatabaseError` when it refuses."""
+    current = current_revision(url, connect_timeout)
     if current is None:
         upgrade(url)
         return

@@ -132,7 +132,9 @@ class PostgresDatabase:
         try:
             pool = await asyncpg.create_pool(
                 dsn,
-                min_size=1,
+                # No connection is made here: a worker starts (and answers 503 until PostgreSQL is
+                # back) when the database is down or frozen; the first statement connects.
+                min_size=0,
                 max_size=pool_size,
                 reset=_no_reset,
                 timeout=waits.answer,  # to open a connection

@@ -119,6 +119,7 @@ _COLUMN_NAME = operator.itemgetter(0)
 
 
 CHECKPOINT_INTERVAL = 1.0  # seconds
+SETTLE_INTERVAL = 1.0  # seconds between tries to finish the settings of a database opened locked
 CACHE_KIB = 64 * 1024  # page cache per connection
 MMAP_BYTES = 256 * 1024 * 1024
 WAL_LIMIT_BYTES = 64 * 1024 * 1024  # the default of LICENSEGATE_SQLITE_WAL_BYTES
@@ -192,16 +193,54 @@ def connect(path: str, wal_limit: int = WAL_LIMIT_BYTES) -> sqlite3.Connection:
             cached_statements=512,
         )
         conn.row_factory = _dict_row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        # SQLite's default page cache is 2 MB; a lookup that misses it asks the OS. Memory-mapped
-        # reads also make re-reading pages cheap after another worker process has written.
-        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        # Memory-mapped reads make re-reading pages cheap after another worker process has written.
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         if path != ":memory:":
             conn.execute("PRAGMA wal_autocheckpoint=0")  # the _Checkpointer thread does it
             conn.execute(f"PRAGMA journal_size_limit={wal_limit}")  # the log file's size after a restart
+        conn.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.Error as exc:
+        raise DatabaseError(f"cannot open SQLite database {path!r}: {exc}") from exc
+    try:
+        _file_settings(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _LOCKED_CODES:
+            raise DatabaseUnavailable(f"SQLite database {path!r} is locked: {exc}") from exc
+        raise DatabaseError(f"cannot open SQLite database {path!r}: {exc}") from exc
+    return conn
+
+
+# Busy, locked: another program holds the database now (a passing condition).
+_LOCKED_CODES = frozenset({5, 6})
+
+
+def _file_settings(conn: sqlite3.Connection) -> None:
+    """The settings that read the database file, so wait for its lock (the others do not)."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    # SQLite's default page cache is 2 MB; a lookup that misses it asks the OS.
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+
+
+def connect_unsettled(path: str, wal_limit: int = WAL_LIMIT_BYTES) -> sqlite3.Connection:
+    """A connection to a database another program holds locked: without the settings that read
+    the file (`SqliteDatabase.settle` applies them once it is free). It works meanwhile as SQLite's
+    defaults do (the file is in WAL mode already, as every start and migration leaves it)."""
+    try:
+        conn = sqlite3.connect(
+            path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            cached_statements=512,
+        )
+        conn.row_factory = _dict_row
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.execute(f"PRAGMA journal_size_limit={wal_limit}")
         conn.execute("PRAGMA foreign_keys=ON")
     except sqlite3.Error as exc:
         raise DatabaseError(f"cannot open SQLite database {path!r}: {exc}") from exc
@@ -401,10 +440,36 @@ class SqliteDatabase(_Runner):
         self._writing = _WriteLock(path if writes else None)
         self._checkpointer = _Checkpointer(path, wal_limit) if writes else None
         self._owner: asyncio.Task[Any] | None = None
+        self._settling: asyncio.Task[None] | None = None
+
+    async def settle(self) -> None:
+        """Apply the settings a locked file kept `open` from applying, once it is free: tried
+        every second without waiting for the lock (on the event loop, between transactions)."""
+        while True:
+            await asyncio.sleep(SETTLE_INTERVAL)
+            if self._lock.locked():
+                continue
+            self._conn.execute("PRAGMA busy_timeout=0")
+            try:
+                _file_settings(self._conn)
+            except sqlite3.Error:
+                continue
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            log.warning("SQLite database %s is free again: settings applied", self._path)
+            return
 
     @classmethod
     def open(cls, path: str, wal_limit: int = WAL_LIMIT_BYTES) -> SqliteDatabase:
-        conn, read_only = connect_or_read_only(path, wal_limit)
+        try:
+            conn, read_only = connect_or_read_only(path, wal_limit)
+        except DatabaseUnavailable as exc:
+            # Another program holds the database: start anyway (requests that need it answer 503
+            # until it is free) rather than fail the worker, and finish the settings later.
+            log.warning("%s; serving anyway: requests that need it answer 503 until it is free", exc)
+            db = cls(connect_unsettled(path, wal_limit), path, wal_limit)
+            db._settling = asyncio.get_running_loop().create_task(db.settle())
+            return db
         if read_only is not None:
             log.warning(
                 "SQLite database %s opened read-only (%s): reads are served, writes answer 503 "
@@ -505,6 +570,8 @@ class SqliteDatabase(_Runner):
         return int(self._lock.locked()), 1, 1
 
     async def close(self) -> None:
+        if self._settling is not None:
+            self._settling.cancel()
         if self._checkpointer is not None:
             self._checkpointer.stop()
         self._conn.close()

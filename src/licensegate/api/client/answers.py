@@ -24,6 +24,7 @@ from licensegate.domain import errorcodes
 from licensegate.secretbox import SecretBoxError
 from licensegate.services import Services
 from licensegate.signing import Signer, hmac_hex
+from licensegate.store.database import DatabaseError
 
 MAX_CLIENTNONCE = 64
 log = logging.getLogger("licensegate")
@@ -63,6 +64,26 @@ def _signed_headers(signer: Signer, body: bytes, media_type: bytes) -> list[tupl
         (b"content-type", media_type),
         (b"x-signature-timestamp", timestamp),
         (b"x-signature-ed25519", signer.sign(timestamp + body).encode("ascii")),
+        (b"cache-control", b"no-store"),
+    ]
+
+
+_unsigned_said: list[bool] = []  # whether this worker has logged an unsigned answer
+
+
+def _unsigned_headers(raw: bytes, media_type: bytes) -> list[tuple[bytes, bytes]]:
+    """For an answer no key can sign: the call named no application this worker knows, and
+    neither the database nor the data folder's copy gives the deployment's key (a node that never
+    reached its database yet). Said once in the log."""
+    if not _unsigned_said:
+        _unsigned_said.append(True)
+        log.warning(
+            "answering without a signature: the database does not answer and the data folder has "
+            "no copy of the deployment's signing key yet (it is made when a worker first reads it)"
+        )
+    return [
+        (b"content-length", str(len(raw)).encode("ascii")),
+        (b"content-type", media_type),
         (b"cache-control", b"no-store"),
     ]
 
@@ -117,19 +138,28 @@ class Answering:
             log.error("a client answer signed by the deployment's key instead: %s", exc)
             self.signing_key = self.secret = self.hmac_suffix = None
             all_headers = await self._signed_headers(services, raw, media_type)
+        if all_headers is None:
+            all_headers = _unsigned_headers(raw, media_type)
         if headers:
             all_headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
         return SignedAnswer(raw, status, all_headers)
 
     async def _signed_headers(
         self, services: Services, raw: bytes, media_type: bytes
-    ) -> list[tuple[bytes, bytes]]:
+    ) -> list[tuple[bytes, bytes]] | None:
+        """The headers of `raw` signed, or None when no key can sign it (`_unsigned_headers`)."""
+        signer: Signer | None
         if self.signing_key is not None:
             signer = services.signers.signer(self.signing_key)
+        elif self.database_failed:
+            signer = services.signers.deployment_known()
         else:
-            signer = services.signers.deployment_known() or await services.signers.deployment(
-                services.db, services.clock.now()
-            )
+            try:
+                signer = await services.signers.deployment(services.db, services.clock.now())
+            except DatabaseError:
+                signer = None
+        if signer is None:
+            return None
         all_headers = _signed_headers(signer, raw, media_type)
         if self.dialect.hmac:
             if self.secret is not None:
