@@ -30,6 +30,11 @@ import orjson
 from licensegate import metrics
 from licensegate.config import Settings
 
+# Granian's read buffer for a request line and its headers (its default, named here: docs/operations.md
+# states it). Over it, hyper answers an empty 431 itself; under it the service sees the request and
+# answers oversized headers in the path's dialect (`LICENSEGATE_MAX_HEADER_BYTES`, far lower).
+HEAD_BUFFER_BYTES = 8192 + 4096 * 100
+
 # Files a worker opens besides client connections: the database and its log, lock and shared-memory
 # files, pooled database connections, Redis, uploads being written, outbound requests.
 RESERVED_FILES = 256
@@ -140,7 +145,11 @@ def run(settings: Settings) -> None:
         log_level=settings.log_level,
         log_access=False,
         http=HTTPModes.http1,
-        http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout * 1000, keep_alive=True),
+        http1_settings=HTTP1Settings(
+            header_read_timeout=settings.header_timeout * 1000,
+            keep_alive=True,
+            max_buffer_size=HEAD_BUFFER_BYTES,
+        ),
         backlog=settings.backlog,
         backpressure=connections,
         respawn_failed_workers=True,
