@@ -110,3 +110,19 @@ async def test_other_operations_keep_the_default_body_limit(
     )
     assert (response.status_code, response.json()["error"]) == (400, "request_too_large")
     assert "65536" in response.json()["message"]
+
+
+async def test_the_client_endpoint_checks_a_body_against_its_operations_limit(
+    client: httpx.AsyncClient, created: CreatedApp
+) -> None:
+    credentials = f"ownerid={created.ownerid}&name={created.name}&sessionid=nosuchsession"
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    webhook = f"type=webhook&webid=x&{credentials}&body=" + "%21" * webhooks.MAX_BODY
+    response = await client.post("/api/1.0/", content=webhook.encode(), headers=form)
+    assert response.json()["error"] != "request_too_large", response.text
+    assert signed_by(created.public_key, response)
+    # The same size of body is refused to an operation with no larger limit, once it names it.
+    init = f"type=init&ver=1.0&{credentials}&pad=" + "a" * 70_000
+    response = await client.post("/api/1.0/", content=init.encode(), headers=form)
+    assert (response.status_code, response.json()["error"]) == (400, "request_too_large")
+    assert signed_by(created.public_key, response)
