@@ -21,6 +21,7 @@ from licensegate.domain.permissions import Scope
 from licensegate.web import seller
 from licensegate.web.navigation import AppPage, open_app
 from licensegate.web.pages import credits as credit_part
+from licensegate.web.pages import seats as seat_part
 from licensegate.web.pages.attached_entitlements import attached
 from licensegate.web.pages.licensefiles import issue_form
 from licensegate.web.pages.licenses import reseller_of
@@ -111,6 +112,7 @@ async def user_page(visit: Visit) -> Response:
         user,
         ent=ent,
         cr=await credit_part.shown(visit, app, "user", user["id"], user["username"], path),
+        seat=await seat_part.shown(visit, app, "user", user["id"], user["username"], path),
         lic_form=issue_form(visit, app, "user", user["username"], path),
     )
 
@@ -154,6 +156,7 @@ async def key_page(visit: Visit) -> Response:
         may_see_user=may_see_user,
         ent=await attached(visit, app, "key", key["id"], key["key"], path),
         cr=await credit_part.shown(visit, app, "key", key["id"], key["key"], path),
+        seat=await seat_part.shown(visit, app, "key", key["id"], key["key"], path),
         lic_form=issue_form(visit, app, "key", key["key"], path) if key["used_by_user_id"] else None,
     )
 

@@ -15,6 +15,7 @@ from licensegate.domain.permissions import Area
 from licensegate.web import seller
 from licensegate.web.confirm import Question
 from licensegate.web.navigation import AppPage, Section, Shown, open_app, register
+from licensegate.web.pages import seats as seat_part
 from licensegate.web.pages.attached_entitlements import attached
 from licensegate.web.visit import Visit, page
 
@@ -92,6 +93,7 @@ async def detail(visit: Visit, shown: Shown | None = None, *, row: dict[str, Any
         list_path=app.path(SLUG),
         base=_path(app, row),
         ent=await attached(visit, app, "sub", int(row["id"]), row["name"], _path(app, row)),
+        seat=await seat_part.shown(visit, app, "sub", int(row["id"]), row["name"], _path(app, row)),
         errors=errors,
         form={
             "name": visit.form.get("name") if posted else row["name"],
