@@ -19,6 +19,7 @@ from licensegate.domain.keyauthimport import writer
 from licensegate.domain.keyauthimport.dumpfile import DumpSource
 from licensegate.domain.keyauthimport.mysqlread import MySqlSource
 from licensegate.services import Services
+from licensegate.store import keyauthimport as keyauth_store
 from tests import keyauthdb
 from tests.keyauth_clients import Ed25519Client13, Hmac12Client
 from tests.keyauthdb import ALPHA, BETA, DAY, FREE_KEY, NOW, PAUSED_LEFT, USED_KEY, KeyAuthData
@@ -193,6 +194,23 @@ async def test_dry_run_writes_nothing_and_says_the_same(services: Services, keya
     for name in real:
         assert dry[name]["imported"] == real[name]["imported"]
         assert dry[name]["skipped"] == real[name]["skipped"]
+
+
+async def test_the_chunk_size_changes_nothing(
+    services: Services, keyauth_dump: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are written a chunk at a time: duplicates and case variants split across chunks or
+    met within one, grants and variables of users in other chunks, all counted and named the same."""
+    small: list[dict[str, Any]] = []
+    for size in (1, 2, 3):
+        monkeypatch.setattr(keyauth_store, "CHUNK", size)
+        small.append(await import_dump(services, keyauth_dump, with_logs=True, dry_run=True))
+    monkeypatch.undo()
+    whole = await import_dump(services, keyauth_dump, with_logs=True)
+    for dry in small:
+        for name, report in whole.items():
+            for part in ("imported", "skipped", "warnings"):
+                assert dry[name][part] == report[part], (name, part)
 
 
 async def test_an_ownerid_of_another_account(services: Services, keyauth_dump: Path) -> None:

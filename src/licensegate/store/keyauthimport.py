@@ -10,6 +10,7 @@ so a duplicate or a case variant later in the source is told from a row an earli
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from licensegate.store.database import Executor, Row
@@ -24,20 +25,6 @@ async def start_seen(db: Executor) -> None:
         "(kind TEXT NOT NULL, fold TEXT NOT NULL, first TEXT NOT NULL, PRIMARY KEY (kind, fold))"
     )
     await db.execute("DELETE FROM import_seen")
-
-
-async def see(db: Executor, kind: str, fold: str, text: str) -> str | None:
-    """None the first time this run sees `fold` of `kind`; else the text first seen with it."""
-    added = await db.fetch_value(
-        "INSERT INTO import_seen (kind, fold, first) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
-        kind,
-        fold,
-        text,
-    )
-    if added is not None:
-        return None
-    first: str = await db.fetch_value("SELECT first FROM import_seen WHERE kind = ? AND fold = ?", kind, fold)
-    return first
 
 
 async def end_seen(db: Executor) -> None:
@@ -179,59 +166,6 @@ async def add_team_member(
 # --- keys, users and their subscriptions ---------------------------------------------------------
 
 
-async def add_key(
-    db: Executor,
-    *,
-    app_id: int,
-    key: str,
-    level: str,
-    duration: int,
-    note: str | None,
-    status: str,
-    banned_reason: str | None,
-    generated_by: str,
-    generated_by_account: str | None,
-    created_at: int,
-    used_at: int | None,
-    used_by: str | None,
-) -> bool:
-    return bool(
-        await db.execute(
-            "INSERT INTO license_keys (app_id, key, level, duration, note, status, banned_reason, "
-            "generated_by, "
-            "generated_by_account_id, created_at, used_at, used_by) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT a.id FROM accounts a JOIN team_members t ON "
-            "t.account_id = a.id "
-            "WHERE a.username = ? AND t.app_id = ?), ?, ?, ?) ON CONFLICT DO NOTHING",
-            app_id,
-            key,
-            level,
-            duration,
-            note,
-            status,
-            banned_reason,
-            generated_by,
-            generated_by_account,
-            app_id,
-            created_at,
-            used_at,
-            used_by,
-        )
-    )
-
-
-async def key_exists(db: Executor, app_id: int, key: str) -> bool:
-    return (
-        await db.fetch_value("SELECT 1 FROM license_keys WHERE app_id = ? AND key = ?", app_id, key)
-        is not None
-    )
-
-
-async def user_exists(db: Executor, app_id: int, username: str) -> bool:
-    found = await db.fetch_value("SELECT 1 FROM users WHERE app_id = ? AND username = ?", app_id, username)
-    return found is not None
-
-
 async def team_account_id(db: Executor, app_id: int, username: str | None) -> int | None:
     if not username:
         return None
@@ -267,67 +201,6 @@ async def subscription_id(db: Executor, app_id: int, name: str) -> int | None:
         name,
     )
     return found
-
-
-async def add_grant(
-    db: Executor,
-    *,
-    app_id: int,
-    username: str,
-    sub_id: int,
-    expires_at: int,
-    paused_at: int | None,
-    key: str | None,
-    now: int,
-) -> str:
-    """'added', 'exists' or 'no_user': one statement while the user is there. A paused grant is
-    the same grant when its time left is (a dump and a live read give it at different moments)."""
-    added = await db.execute(
-        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, paused_at, key_id, "
-        "created_at) SELECT u.id, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
-        "(SELECT id FROM license_keys WHERE app_id = ? AND key = ?), CAST(? AS BIGINT) FROM users u "
-        "WHERE u.app_id = ? AND u.username = ? AND NOT EXISTS "
-        "(SELECT 1 FROM user_subscriptions g WHERE g.user_id = u.id AND g.subscription_id = ? "
-        "AND g.expires_at - COALESCE(g.paused_at, 0) = ? "
-        "AND CASE WHEN g.paused_at IS NULL THEN 0 ELSE 1 END = ?)",
-        sub_id,
-        expires_at,
-        paused_at,
-        app_id,
-        key,
-        now,
-        app_id,
-        username,
-        sub_id,
-        expires_at - (paused_at or 0),
-        0 if paused_at is None else 1,
-    )
-    if added:
-        return "added"
-    return "exists" if await user_exists(db, app_id, username) else "no_user"
-
-
-async def add_user_var(
-    db: Executor, *, app_id: int, username: str, name: str, value: str, read_only: bool, now: int
-) -> str:
-    """'added', 'exists' or 'no_user': one statement while the user is there."""
-    added = await db.execute(
-        "INSERT INTO user_vars (app_id, user_id, name, value, read_only, created_at, updated_at) "
-        "SELECT CAST(? AS BIGINT), u.id, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), "
-        "CAST(? AS BIGINT), CAST(? AS BIGINT) FROM users u WHERE u.app_id = ? AND u.username = ? "
-        "ON CONFLICT DO NOTHING",
-        app_id,
-        name,
-        value,
-        1 if read_only else 0,
-        now,
-        now,
-        app_id,
-        username,
-    )
-    if added:
-        return "added"
-    return "exists" if await user_exists(db, app_id, username) else "no_user"
 
 
 # --- everything else of an application -----------------------------------------------------------
@@ -510,4 +383,217 @@ async def file_exists(db: Executor, app_id: int, file_id: str) -> bool:
     return (
         await db.fetch_value("SELECT 1 FROM files WHERE app_id = ? AND file_id = ?", app_id, file_id)
         is not None
+    )
+
+
+# --- chunks of rows: one statement per table for up to CHUNK rows ---------------------------------
+
+CHUNK = 500  # rows per statement: 500 x 14 values stays far below both databases' parameter caps
+
+
+def _rows_of(width: int, count: int) -> str:
+    """`(?, ?), (?, ?)`: the placeholders of a multi-row VALUES (only counts go into the text)."""
+    return ", ".join(["(" + ", ".join(["?"] * width) + ")"] * count)
+
+
+def _typed_rows(types: tuple[str, ...], count: int) -> str:
+    """A VALUES list whose placeholders carry their types (PostgreSQL cannot infer them in a
+    FROM (VALUES ...)); its columns are named column1, column2, ... by both databases."""
+    row = "(" + ", ".join(f"CAST(? AS {kind})" for kind in types) + ")"
+    return ", ".join([row] * count)
+
+
+def _in(count: int) -> str:
+    return ", ".join(["?"] * count)
+
+
+async def see_many(db: Executor, kind: str, firsts: dict[str, str]) -> dict[str, str]:
+    """Record the folds `firsts` (fold -> text, each new in this chunk) as seen; answer the ones an
+    earlier chunk saw already, with the text first seen with each."""
+    if not firsts:
+        return {}
+    args: list[Any] = []
+    for fold, text in firsts.items():
+        args += [kind, fold, text]
+    added = await db.fetch_all(
+        f"INSERT INTO import_seen (kind, fold, first) VALUES {_rows_of(3, len(firsts))} "
+        "ON CONFLICT DO NOTHING RETURNING fold",
+        *args,
+    )
+    new = {row["fold"] for row in added}
+    earlier = [fold for fold in firsts if fold not in new]
+    if not earlier:
+        return {}
+    rows = await db.fetch_all(
+        f"SELECT fold, first FROM import_seen WHERE kind = ? AND fold IN ({_in(len(earlier))})",
+        kind,
+        *earlier,
+    )
+    return {row["fold"]: row["first"] for row in rows}
+
+
+@dataclass
+class KeyRow:
+    key: str
+    level: str
+    duration: int
+    note: str | None
+    status: str
+    banned_reason: str | None
+    generated_by: str
+    generated_by_account_id: int | None
+    created_at: int
+    used_at: int | None
+    used_by: str | None
+
+
+async def add_keys(db: Executor, app_id: int, keys: list[KeyRow]) -> int:
+    """How many of `keys` were written (a key the application has already is left as it is)."""
+    if not keys:
+        return 0
+    args: list[Any] = []
+    for k in keys:
+        args += [app_id, k.key, k.level, k.duration, k.note, k.status, k.banned_reason, k.generated_by]
+        args += [k.generated_by_account_id, k.created_at, k.used_at, k.used_by]
+    return await db.execute(
+        "INSERT INTO license_keys (app_id, key, level, duration, note, status, banned_reason, "
+        "generated_by, generated_by_account_id, created_at, used_at, used_by) "
+        f"VALUES {_rows_of(12, len(keys))} ON CONFLICT DO NOTHING",
+        *args,
+    )
+
+
+async def keys_among(db: Executor, app_id: int, texts: list[str]) -> set[str]:
+    """Which of `texts` are keys of the application."""
+    if not texts:
+        return set()
+    rows = await db.fetch_all(
+        f"SELECT key FROM license_keys WHERE app_id = ? AND key IN ({_in(len(texts))})", app_id, *texts
+    )
+    return {row["key"] for row in rows}
+
+
+async def users_among(db: Executor, app_id: int, names: list[str]) -> set[str]:
+    """Which of `names` are users of the application."""
+    if not names:
+        return set()
+    rows = await db.fetch_all(
+        f"SELECT username FROM users WHERE app_id = ? AND username IN ({_in(len(names))})", app_id, *names
+    )
+    return {row["username"] for row in rows}
+
+
+@dataclass
+class UserRow:
+    """An imported user as `store.users.insert_imported` documents its values."""
+
+    username: str
+    username_fold: str
+    password_hash: str | None
+    email_sha1: str | None
+    hwid: str | None
+    banned_reason: str | None
+    created_at: int
+    last_login_at: int | None
+    last_ip: str | None
+    hwid_reset_at: int | None
+    created_by: str
+    owner_account_id: int | None
+
+
+async def add_users(db: Executor, app_id: int, users: list[UserRow]) -> int:
+    """Write the users whose name is free in the application (by its rule), with their HWID
+    strings; how many were written. Usernames must differ within `users`."""
+    if not users:
+        return 0
+    insensitive = await db.fetch_value("SELECT case_insensitive_usernames FROM apps WHERE id = ?", app_id)
+    args: list[Any] = []
+    for u in users:
+        name_key = u.username_fold if insensitive == 1 else u.username
+        args += [app_id, u.username, u.username_fold, name_key, u.password_hash, u.email_sha1]
+        args += [u.banned_reason, u.created_by, u.owner_account_id, u.created_at, u.last_login_at]
+        args += [u.last_ip, u.hwid_reset_at]
+    added = await db.fetch_all(
+        "INSERT INTO users (app_id, username, username_fold, username_key, password_hash, "
+        "email_sha1, banned_reason, created_by, owner_account_id, created_at, last_login_at, "
+        f"last_ip, hwid_reset_at) VALUES {_rows_of(13, len(users))} ON CONFLICT DO NOTHING "
+        "RETURNING id, username",
+        *args,
+    )
+    by_name = {u.username: u for u in users}
+    hwids: list[Any] = []
+    for row in added:
+        user = by_name[row["username"]]
+        if user.hwid:
+            hwids += [row["id"], user.hwid, user.created_at, 1]  # 1: appended, KeyAuth's string
+    if hwids:
+        await db.execute(
+            "INSERT INTO user_hwids (user_id, hwid, created_at, appended) "
+            f"VALUES {_rows_of(4, len(hwids) // 4)}",
+            *hwids,
+        )
+    return len(added)
+
+
+@dataclass
+class GrantRow:
+    username: str
+    sub_id: int
+    expires_at: int
+    paused_at: int | None
+    key: str | None
+
+
+async def add_grants(db: Executor, app_id: int, grants: list[GrantRow], now: int) -> int:
+    """How many of `grants` were written: those whose user is there and who has no such grant yet.
+    A paused grant is the same grant when its time left is (a dump and a live read give it at
+    different moments). Equal grants within `grants` must have been merged by the caller."""
+    if not grants:
+        return 0
+    args: list[Any] = []
+    for g in grants:
+        args += [g.username, g.sub_id, g.expires_at, g.paused_at, g.key]
+    types = ("TEXT", "BIGINT", "BIGINT", "BIGINT", "TEXT")
+    return await db.execute(
+        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, paused_at, key_id, "
+        "created_at) SELECT u.id, v.column2, v.column3, v.column4, "
+        "(SELECT k.id FROM license_keys k WHERE k.app_id = u.app_id AND k.key = v.column5), "
+        f"CAST(? AS BIGINT) FROM (VALUES {_typed_rows(types, len(grants))}) AS v "
+        "JOIN users u ON u.app_id = ? AND u.username = v.column1 WHERE NOT EXISTS "
+        "(SELECT 1 FROM user_subscriptions g WHERE g.user_id = u.id AND g.subscription_id = v.column2 "
+        "AND g.expires_at - COALESCE(g.paused_at, 0) = v.column3 - COALESCE(v.column4, 0) "
+        "AND CASE WHEN g.paused_at IS NULL THEN 0 ELSE 1 END = "
+        "CASE WHEN v.column4 IS NULL THEN 0 ELSE 1 END)",
+        now,
+        *args,
+        app_id,
+    )
+
+
+@dataclass
+class UserVarRow:
+    username: str
+    name: str
+    value: str
+    read_only: bool
+
+
+async def add_user_vars(db: Executor, app_id: int, variables: list[UserVarRow], now: int) -> int:
+    """How many of `variables` were written: those whose user is there and has no such variable."""
+    if not variables:
+        return 0
+    args: list[Any] = []
+    for var in variables:
+        args += [var.username, var.name, var.value, 1 if var.read_only else 0]
+    types = ("TEXT", "TEXT", "TEXT", "INTEGER")
+    return await db.execute(
+        "INSERT INTO user_vars (app_id, user_id, name, value, read_only, created_at, updated_at) "
+        "SELECT u.app_id, u.id, v.column2, v.column3, v.column4, CAST(? AS BIGINT), CAST(? AS BIGINT) "
+        f"FROM (VALUES {_typed_rows(types, len(variables))}) AS v "
+        "JOIN users u ON u.app_id = ? AND u.username = v.column1 WHERE u.id IS NOT NULL "
+        "ON CONFLICT DO NOTHING",
+        now,
+        now,
+        *args,
+        app_id,
     )

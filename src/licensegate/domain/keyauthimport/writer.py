@@ -17,9 +17,10 @@ case-insensitively, as KeyAuth did.
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,6 @@ from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import keyauthimport as store
-from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor
 
 CREATED_BY = "KeyAuth"  # `created_by` / `generated_by` of rows that came from KeyAuth
@@ -119,8 +119,8 @@ class AppReport:
             "ownerid": self.ownerid,
             "name": self.name,
             "public_key": self.public_key,
-            "imported": dict(sorted(self.imported.items())),
-            "skipped": dict(sorted(self.skipped.items())),
+            "imported": {kind: n for kind, n in sorted(self.imported.items()) if n},
+            "skipped": {kind: n for kind, n in sorted(self.skipped.items()) if n},
             "warnings": self.warnings,
         }
         if self.ownerid != self.keyauth_ownerid:
@@ -454,92 +454,90 @@ async def _write_records(
 
     say(f"{app.name}: keys")
     unknown_status = 0
-    for key in _each(source, r.Key, secret, "keys", say):
-        if not key.key:
-            continue
-        first = await store.see(tx, "keys", _keyauth_fold(key.key), key.key)
-        if first is not None:
-            dupes.add("keys", key.key, first)
-            skipped["keys"] += 1
-            continue
-        status = (key.status or "").strip().lower()
-        if status not in ("used", "banned", "not used"):
-            unknown_status += 1
-        used = status == "used" or bool(key.usedby)
-        banned = (key.banned or "Banned") if status == "banned" else None
-        added = await store.add_key(
-            tx,
-            app_id=app_id,
-            key=key.key,
-            level=key.level,
-            duration=max(key.expires or 0, 0),
-            note=key.note,
-            status="used" if used else "unused",
-            banned_reason=banned,
-            generated_by=key.genby or CREATED_BY,
-            generated_by_account=key.genby,
-            created_at=key.gendate or read_at,
-            used_at=(key.usedon or read_at) if used else None,
-            used_by=key.usedby if used else None,
-        )
-        (imported if added else skipped)["keys"] += 1
+    team_ids: dict[str | None, int | None] = {None: None}  # the team, looked up once per name
+    for chunk in _chunks(_each(source, r.Key, secret, "keys", say)):
+        chunk = [key for key in chunk if key.key]
+        firsts = await _first_of_each(tx, "keys", [key.key for key in chunk], dupes)
+        rows: list[store.KeyRow] = []
+        for key, first in zip(chunk, firsts, strict=True):
+            if not first:
+                skipped["keys"] += 1
+                continue
+            status = (key.status or "").strip().lower()
+            if status not in ("used", "banned", "not used"):
+                unknown_status += 1
+            used = status == "used" or bool(key.usedby)
+            if key.genby not in team_ids:
+                team_ids[key.genby] = await store.team_account_id(tx, app_id, key.genby)
+            rows.append(
+                store.KeyRow(
+                    key=key.key,
+                    level=key.level,
+                    duration=max(key.expires or 0, 0),
+                    note=key.note,
+                    status="used" if used else "unused",
+                    banned_reason=(key.banned or "Banned") if status == "banned" else None,
+                    generated_by=key.genby or CREATED_BY,
+                    generated_by_account_id=team_ids[key.genby],
+                    created_at=key.gendate or read_at,
+                    used_at=(key.usedon or read_at) if used else None,
+                    used_by=key.usedby if used else None,
+                )
+            )
+        written = await store.add_keys(tx, app_id, rows)
+        imported["keys"] += written
+        skipped["keys"] += len(rows) - written
     if unknown_status:
         report.warnings.append(f"{unknown_status} keys had no known status and were imported as not used")
 
     say(f"{app.name}: users")
-    team_ids: dict[str | None, int | None] = {None: None}
-    for user in _each(source, r.User, secret, "users", say):
-        if not user.username:
-            continue
-        first = await store.see(tx, "users", _keyauth_fold(user.username), user.username)
-        if first is not None:
-            dupes.add("users", user.username, first)
-            skipped["users"] += 1
-            continue
-        if user.owner not in team_ids:  # the reseller who made the user keeps seeing it
-            team_ids[user.owner] = await store.team_account_id(tx, app_id, user.owner)
-        if await _add_user(tx, app_id, user, app, read_at, team_ids[user.owner]):
-            imported["users"] += 1
-        else:
-            skipped["users"] += 1
+    cooldown = _int(app.columns.get("cooldown")) or 0
+    for users in _chunks(_each(source, r.User, secret, "users", say)):
+        users = [user for user in users if user.username]
+        firsts = await _first_of_each(tx, "users", [user.username for user in users], dupes)
+        kept = [user for user, first in zip(users, firsts, strict=True) if first]
+        skipped["users"] += len(users) - len(kept)
+        # A user named by one of the application's keys is a License Login user (KeyAuth names
+        # them by their key): they sign in with the key alone.
+        license_users = await store.keys_among(tx, app_id, [user.username for user in kept])
+        user_rows = []
+        for user in kept:
+            if user.owner not in team_ids:  # the reseller who made the user keeps seeing it
+                team_ids[user.owner] = await store.team_account_id(tx, app_id, user.owner)
+            user_rows.append(_user_row(user, user.username in license_users, cooldown, read_at, team_ids))
+        written = await store.add_users(tx, app_id, user_rows)
+        imported["users"] += written
+        skipped["users"] += len(user_rows) - written
     await store.link_used_keys(tx, app_id)
 
     say(f"{app.name}: subscriptions of users")
     missing: collections.Counter[str] = collections.Counter()
     sub_ids: dict[str, int | None] = {}  # a handful of subscriptions, looked up once each
-    for grant in _each(source, r.Sub, secret, "user subscriptions", say):
-        if grant.subscription not in sub_ids:
-            sub_ids[grant.subscription] = await store.subscription_id(tx, app_id, grant.subscription)
-        sub_id = sub_ids[grant.subscription]
-        if sub_id is None:
-            _count(report, "user_subscriptions", "no_subscription", missing)
-            continue
-        if grant.paused:  # remaining seconds at the source's time: the clock stays stopped there
-            expires_at, paused_at = read_at + max(grant.expiry, 0), read_at
-        else:
-            expires_at, paused_at = grant.expiry, None
-        outcome = await store.add_grant(
-            tx,
-            app_id=app_id,
-            username=grant.user,
-            sub_id=sub_id,
-            expires_at=expires_at,
-            paused_at=paused_at,
-            key=grant.key,
-            now=now,
-        )
-        _count(report, "user_subscriptions", outcome, missing)
-    for var in source.rows(r.UserVar, secret):
-        outcome = await store.add_user_var(
-            tx,
-            app_id=app_id,
-            username=var.user,
-            name=var.name,
-            value=var.data,
-            read_only=var.readOnly,
-            now=now,
-        )
-        _count(report, "user_variables", outcome, missing)
+    for grants in _chunks(_each(source, r.Sub, secret, "user subscriptions", say)):
+        grant_rows: dict[tuple[str, int, int, bool], store.GrantRow] = {}
+        for grant in grants:
+            if grant.subscription not in sub_ids:
+                sub_ids[grant.subscription] = await store.subscription_id(tx, app_id, grant.subscription)
+            sub_id = sub_ids[grant.subscription]
+            if sub_id is None:
+                _count(report, "user_subscriptions", "no_subscription", missing)
+                continue
+            if grant.paused:  # remaining seconds at the source's time: the clock stays stopped there
+                expires_at, paused_at = read_at + max(grant.expiry, 0), read_at
+            else:
+                expires_at, paused_at = grant.expiry, None
+            same = (grant.user, sub_id, expires_at - (paused_at or 0), paused_at is not None)
+            if same in grant_rows:  # the same grant twice in a row: the second exists
+                _count(report, "user_subscriptions", "exists", missing)
+                continue
+            grant_rows[same] = store.GrantRow(grant.user, sub_id, expires_at, paused_at, grant.key)
+        rows_of_users = list(grant_rows.values())
+        written = await store.add_grants(tx, app_id, rows_of_users, now)
+        await _count_chunk(tx, app_id, report, "user_subscriptions", rows_of_users, written, missing)
+    for variables in _chunks(source.rows(r.UserVar, secret)):
+        var_rows = [store.UserVarRow(v.user, v.name, v.data, v.readOnly) for v in variables]
+        written = await store.add_user_vars(tx, app_id, var_rows, now)
+        await _count_chunk(tx, app_id, report, "user_variables", var_rows, written, missing)
     for gvar in source.rows(r.Var, secret):
         added = await store.add_global_var(tx, app_id, gvar.varid, gvar.msg, gvar.authed, now)
         (imported if added else skipped)["variables"] += 1
@@ -609,19 +607,13 @@ def _count(report: AppReport, kind: str, outcome: str, missing: collections.Coun
             missing[kind] += 1
 
 
-async def _add_user(
-    tx: Executor, app_id: int, user: r.User, app: r.App, read_at: int, owner_account_id: int | None
-) -> bool:
-    # A user named by one of the application's keys is a License Login user (KeyAuth names them
-    # by their key): they sign in with the key alone.
-    license_user = await store.key_exists(tx, app_id, user.username)
-    cooldown = _int(app.columns.get("cooldown")) or 0
+def _user_row(
+    user: r.User, license_user: bool, cooldown: int, read_at: int, team_ids: dict[str | None, int | None]
+) -> store.UserRow:
     password = user.password
     if license_user and password is None:
         password = r.UNREADABLE_PASSWORD
-    added = await user_store.insert_imported(
-        tx,
-        app_id=app_id,
+    return store.UserRow(
         username=user.username,
         username_fold=user_fold(user.username),
         password_hash=password,
@@ -633,9 +625,52 @@ async def _add_user(
         last_ip=user.ip,
         hwid_reset_at=(user.cooldown - cooldown) if user.cooldown and user.cooldown > read_at else None,
         created_by=sessions.LICENSE_USER if license_user else CREATED_BY,
-        owner_account_id=owner_account_id,
+        owner_account_id=team_ids[user.owner],
     )
-    return added is not None
+
+
+def _chunks(rows: Iterable[r.R]) -> Iterator[list[r.R]]:
+    """The rows in lists of store.CHUNK: one statement per table for each, and never a whole table."""
+    items = iter(rows)
+    while chunk := list(itertools.islice(items, store.CHUNK)):
+        yield chunk
+
+
+async def _first_of_each(tx: Executor, kind: str, texts: list[str], dupes: _Dupes) -> list[bool]:
+    """For each text of a chunk, whether it is the first of its kind this run has seen (by
+    KeyAuth's collation); every other one is named in `dupes` with the text seen first."""
+    chunk_firsts: dict[str, str] = {}
+    for text in texts:
+        chunk_firsts.setdefault(_keyauth_fold(text), text)
+    earlier = await store.see_many(tx, kind, chunk_firsts)
+    taken: set[str] = set()
+    keep: list[bool] = []
+    for text in texts:
+        fold = _keyauth_fold(text)
+        if fold in earlier or fold in taken:
+            dupes.add(kind, text, earlier.get(fold, chunk_firsts[fold]))
+            keep.append(False)
+        else:
+            taken.add(fold)
+            keep.append(True)
+    return keep
+
+
+async def _count_chunk(
+    tx: Executor,
+    app_id: int,
+    report: AppReport,
+    kind: str,
+    rows: Sequence[store.GrantRow | store.UserVarRow],
+    added: int,
+    missing: collections.Counter[str],
+) -> None:
+    """Counts for a chunk of rows that name their user: written, there already, or no such user."""
+    present = await store.users_among(tx, app_id, list({row.username for row in rows}))
+    no_user = sum(1 for row in rows if row.username not in present)
+    report.imported[kind] += added
+    report.skipped[kind] += len(rows) - added
+    missing[kind] += no_user
 
 
 async def _add_ban(tx: Executor, app_id: int, ban: r.Ban, now: int, report: AppReport) -> None:
