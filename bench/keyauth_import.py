@@ -112,19 +112,20 @@ def write_dump(path: Path, n: int, now: int) -> None:
 
 
 def target(flavour: str, folder: Path) -> tuple[str, str | None]:
-    """A fresh migrated database: its URL, and the PostgreSQL database to drop afterwards."""
+    """A fresh migrated database: its URL, and the PostgreSQL database to drop afterwards. It is
+    migrated with the data folder (and so the deployment key) the import then runs with."""
+    folder.mkdir(exist_ok=True)
+    name = None
     if flavour == "sqlite":
-        folder.mkdir(exist_ok=True)
         url = f"sqlite:///{folder / 'bench.db'}"
-        subprocess.run(
-            [sys.executable, "-m", "licensegate", "migrate", "--database", url],
-            check=True,
-            env={**os.environ, "LICENSEGATE_DATA_DIR": str(folder)},
-        )
-        return url, None
-    name = databases.unique_name("bench_import")
-    url = databases.create_postgres_database(name)
-    subprocess.run([sys.executable, "-m", "licensegate", "migrate", "--database", url], check=True)
+    else:
+        name = databases.unique_name("bench_import")
+        url = databases.create_postgres_database(name)
+    subprocess.run(
+        [sys.executable, "-m", "licensegate", "migrate", "--database", url],
+        check=True,
+        env={**os.environ, "LICENSEGATE_DATA_DIR": str(folder)},
+    )
     return url, name
 
 
@@ -194,7 +195,7 @@ def main() -> None:
                 flush=True,
             )
             for flavour in args.databases:
-                url, pg_name = target(flavour, folder / flavour if flavour == "sqlite" else folder)
+                url, pg_name = target(flavour, folder)
                 try:
                     elapsed, rss_kib, report = run_import(url, dump, folder)
                 finally:

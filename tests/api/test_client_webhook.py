@@ -14,7 +14,9 @@ import pytest
 
 from licensegate import outbound
 from licensegate.config import Settings
+from licensegate.domain import webhooks
 from licensegate.services import Services
+from licensegate.store import keyauthimport as keyauth_store
 from licensegate.store import webhooks as webhook_store
 from tests.conftest import make_settings
 from tests.helpers import Client, Seller, client_of
@@ -414,3 +416,40 @@ async def test_no_answer_or_log_line_reveals_the_webhooks_url(
     # The failures are logged, by webhook id and error code.
     assert "webhook 'hook' of application" in logged
     assert "failed: timeout" in logged
+
+
+# --- a webhook imported from KeyAuth without its full URL ----------------------------------------
+
+
+async def test_a_disabled_webhook_is_refused_until_its_url_is_entered(
+    app: Client, seller: Seller, services: Services, target: LocalServer
+) -> None:
+    # As `import-keyauth` writes one from KeyAuth's seller API, which gives only a short link.
+    short = target.url("/hook")
+    await keyauth_store.add_webhook(
+        services.db,
+        seller.app_id,
+        "imported",
+        services.secrets.seal(short, webhooks.BASE_URL),
+        "KeyAuth",
+        False,
+        enabled=False,
+        now=0,
+    )
+    listed = (await seller.ok("fetchallwebhooks"))["webhooks"]
+    assert [(h["webid"], h["enabled"]) for h in listed] == [("imported", 0)]
+    body = await app.fails("webhook", 403, "webhook_disabled", webid="imported")
+    assert "full URL" in body["message"]
+    assert short not in body["message"]
+    await seller.fails("testwebhook", 403, "webhook_disabled", webid="imported")
+    assert target.requests == []
+    # Changing anything but the URL leaves it disabled; entering the URL enables it.
+    await seller.ok("editwebhook", webid="imported", ua="MyApp/3")
+    await app.fails("webhook", 403, "webhook_disabled", webid="imported")
+    await seller.ok("editwebhook", webid="imported", baseurl=target.url(f"/hook?key={SECRET}"))
+    body = await app.ok("webhook", 69, webid="imported")
+    assert body["response"] == '{"ok":true}'
+    assert [h["enabled"] for h in (await seller.ok("fetchallwebhooks"))["webhooks"]] == [1]
+    row = await webhook_store.find(services.db, seller.app_id, "imported")
+    assert row is not None
+    assert row["enabled"] == 1

@@ -44,7 +44,13 @@ async def test_addwebhook_with_defaults(seller: Seller, services: Services) -> N
     assert re.fullmatch(r"[A-Za-z0-9]{10}", body["webid"])
     listed = (await seller.ok("fetchallwebhooks"))["webhooks"]
     assert listed == [
-        {"webid": body["webid"], "short_baselink": PUBLIC, "useragent": "licensegate", "authed": 1}
+        {
+            "webid": body["webid"],
+            "short_baselink": PUBLIC,
+            "useragent": "licensegate",
+            "authed": 1,
+            "enabled": 1,
+        }
     ]
     # The full URL is kept for the client API's Webhook operation, sealed under the deployment key.
     row = await webhook_store.find(services.db, seller.app_id, body["webid"])
@@ -213,7 +219,7 @@ async def test_editwebhook_changes_what_is_given(seller: Seller, services: Servi
     body = await seller.ok("editwebhook", webid="w", ua="UA/2")
     assert body == {"success": True, "message": "Successfully edited webhook!"}
     assert (await seller.ok("fetchallwebhooks"))["webhooks"] == [
-        {"webid": "w", "short_baselink": PUBLIC, "useragent": "UA/2", "authed": 1}
+        {"webid": "w", "short_baselink": PUBLIC, "useragent": "UA/2", "authed": 1, "enabled": 1}
     ]
     await seller.ok("editwebhook", webid="w", baseurl="https://hooks.example.com/other?key=two", authed=0)
     row = await webhook_store.find(services.db, seller.app_id, "w")

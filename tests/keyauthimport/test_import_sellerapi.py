@@ -113,6 +113,14 @@ async def test_a_live_application_comes_over(
     lib13 = Ed25519Client13(client, app.ownerid, app.name, imported["public_key"])
     await lib13.init(ver=app.version)
     assert (await lib13.json("license", key=used["key"], hwid=hwid))["success"] is True
+    # Webhooks came as short links: imported disabled, reported, and refused to clients.
+    assert imported["imported"]["webhooks"] == len(app.webhooks) > 0
+    assert "so it is imported disabled: enter its full URL again" in warnings
+    hooks = await services.db.fetch_all("SELECT webid, enabled FROM webhooks ORDER BY webid")
+    assert hooks == [{"webid": webid, "enabled": 0} for webid in sorted(w["webid"] for w in app.webhooks)]
+    refused = await lib.call("webhook", webid=app.webhooks[0]["webid"])
+    assert refused["success"] is False
+    assert "full URL" in refused["message"]
     # The seller key came along: the seller API answers it.
     keys = (
         await client.get("/api/seller/", params={"sellerkey": app.sellerkey, "type": "fetchallkeys"})

@@ -15,6 +15,7 @@ import pytest
 from licensegate.config import Settings
 from licensegate.domain import webhooks
 from licensegate.services import Services
+from licensegate.store import keyauthimport as keyauth_store
 from licensegate.store import webhooks as webhook_store
 from tests.conftest import make_settings
 from tests.helpers import Client
@@ -455,3 +456,37 @@ def test_secrets_are_scrubbed() -> None:
     assert "AbCdEfGhIjKlMnOp" not in scrubbed
     assert "tok3n" not in scrubbed
     assert scrubbed.startswith("404 at /api/webhooks/123/•••")
+
+
+async def test_a_webhook_imported_without_its_url_shows_disabled_until_it_is_entered(
+    services: Services, dash: Dashboard, target: LocalServer
+) -> None:
+    shop = await make_shop(services)
+    # As `import-keyauth` writes one from KeyAuth's seller API, which gives only a short link.
+    await keyauth_store.add_webhook(
+        services.db,
+        shop.app_id,
+        "imported",
+        services.secrets.seal(target.url("/hook"), webhooks.BASE_URL),
+        "KeyAuth",
+        True,
+        enabled=False,
+        now=0,
+    )
+    await dash.sign_in("alice")
+    listed = text_of((await dash.get(hooks(shop))).text)
+    assert "Disabled needs its full URL again" in listed
+    page = await dash.get(hooks(shop, "imported"))
+    assert 'id="webhook-disabled"' in page.text
+    assert "Enter its full URL under Settings below to enable it." in text_of(page.text)
+    kept = await dash.post(hooks(shop, "imported/edit"), {"url": "", "useragent": "New/1"})
+    assert "The webhook imported is saved." in text_of(kept.text)
+    assert 'id="webhook-disabled"' in kept.text  # a new user agent is not a URL
+    moved = await dash.post(
+        hooks(shop, "imported/edit"), {"url": target.url(f"/hook?key={SECRET}"), "useragent": ""}
+    )
+    assert "The webhook imported is saved (its URL replaced)." in text_of(moved.text)
+    assert 'id="webhook-disabled"' not in moved.text
+    assert "Disabled" not in text_of((await dash.get(hooks(shop))).text)
+    row = await webhooks.get(services.db, services.secrets, shop.app_id, "imported")
+    assert (row["enabled"], row["base_url"]) == (1, target.url(f"/hook?key={SECRET}"))

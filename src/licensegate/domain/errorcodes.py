@@ -1041,6 +1041,13 @@ TOO_MANY_PARAMS = E(
     "The params hold more than {maximum} parameters.",
     "Webhook: `params` holds too many parameters.",
 )
+WEBHOOK_DISABLED = E(
+    "webhook_disabled",
+    "forbidden",
+    "This webhook is disabled until the application's developer enters its full URL again.",
+    "Webhook: the webhook is disabled (imported from KeyAuth without its full URL) until its URL "
+    "is entered again.",
+)
 WEBHOOK_REFUSED = E(
     "webhook_refused",
     "forbidden",

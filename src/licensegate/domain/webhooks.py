@@ -169,6 +169,13 @@ async def add(
     raise RuntimeError("no free webhook id after several attempts")
 
 
+def require_enabled(row: WebhookRow) -> None:
+    """A webhook imported from KeyAuth without its full URL is called by nobody (its stored URL
+    is only a short link) until the seller enters the URL again."""
+    if not row["enabled"]:
+        raise errorcodes.WEBHOOK_DISABLED()
+
+
 async def get(db: Executor, box: SecretBox, app_id: int, webid: str) -> WebhookRow:
     """The webhook, its URL opened."""
     row = await store.find(db, app_id, webid)
@@ -515,6 +522,7 @@ async def test(
     """The seller's test: the call a client's Webhook call with these `params` and `body` would
     make (a GET of the base URL without them), made and noted like one."""
     row = await get(db, box, app_id, webid)
+    require_enabled(row)
     request = build_request(row["base_url"], row["user_agent"], params=params, body=body, content_type=None)
     return await deliver(
         settings, db, request, app_id=app_id, webid=webid, base_url=row["base_url"], source=TEST, now=now

@@ -233,17 +233,27 @@ async def add_whitelisted(db: Executor, app_id: int, value: str, now: int) -> bo
 
 
 async def add_webhook(
-    db: Executor, app_id: int, webid: str, base_url: str, user_agent: str, authed: bool, now: int
+    db: Executor,
+    app_id: int,
+    webid: str,
+    base_url: str,
+    user_agent: str,
+    authed: bool,
+    *,
+    enabled: bool,
+    now: int,
 ) -> bool:
+    """`base_url` sealed; `enabled` False for a URL that must be entered again."""
     return bool(
         await db.execute(
-            "INSERT INTO webhooks (app_id, webid, base_url, user_agent, authed, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO webhooks (app_id, webid, base_url, user_agent, authed, enabled, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             app_id,
             webid,
             base_url,
             user_agent,
             1 if authed else 0,
+            1 if enabled else 0,
             now,
         )
     )
@@ -547,7 +557,10 @@ class GrantRow:
 async def add_grants(db: Executor, app_id: int, grants: list[GrantRow], now: int) -> int:
     """How many of `grants` were written: those whose user is there and who has no such grant yet.
     A paused grant is the same grant when its time left is (a dump and a live read give it at
-    different moments). Equal grants within `grants` must have been merged by the caller."""
+    different moments). Equal grants within `grants` must have been merged by the caller.
+    `subscription_id + 0` keeps the check on the index by user (a user has a few grants): on the
+    index by (subscription_id, expires_at, user_id) PostgreSQL read every grant of the
+    subscription for each row, which made an import quadratic."""
     if not grants:
         return 0
     args: list[Any] = []
@@ -560,7 +573,7 @@ async def add_grants(db: Executor, app_id: int, grants: list[GrantRow], now: int
         "(SELECT k.id FROM license_keys k WHERE k.app_id = u.app_id AND k.key = v.column5), "
         f"CAST(? AS BIGINT) FROM (VALUES {_typed_rows(types, len(grants))}) AS v "
         "JOIN users u ON u.app_id = ? AND u.username = v.column1 WHERE NOT EXISTS "
-        "(SELECT 1 FROM user_subscriptions g WHERE g.user_id = u.id AND g.subscription_id = v.column2 "
+        "(SELECT 1 FROM user_subscriptions g WHERE g.user_id = u.id AND g.subscription_id + 0 = v.column2 "
         "AND g.expires_at - COALESCE(g.paused_at, 0) = v.column3 - COALESCE(v.column4, 0) "
         "AND CASE WHEN g.paused_at IS NULL THEN 0 ELSE 1 END = "
         "CASE WHEN v.column4 IS NULL THEN 0 ELSE 1 END)",

@@ -807,6 +807,9 @@ webhooks = sa.Table(
     _text("base_url", nullable=False),  # may hold secrets: never shown to client API callers
     _text("user_agent", default="licensegate"),
     _flag("authed", 1),
+    # 0: imported from KeyAuth without its full URL (its seller API shows only a short link); the
+    # client's Webhook call is refused until the seller enters the URL again, which sets it to 1.
+    _flag("enabled", 1),
     _time("created_at", nullable=False),
     sa.UniqueConstraint("app_id", "webid"),
 )

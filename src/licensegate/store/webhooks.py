@@ -8,7 +8,7 @@ from typing import TypedDict, cast
 from licensegate.store.database import Executor
 from licensegate.store.paging import PageRequest, keyset
 
-_COLUMNS = "id, webid, base_url, user_agent, authed, created_at"
+_COLUMNS = "id, webid, base_url, user_agent, authed, enabled, created_at"
 
 
 class WebhookRow(TypedDict):
@@ -19,6 +19,7 @@ class WebhookRow(TypedDict):
     base_url: str
     user_agent: str
     authed: int
+    enabled: int  # 0: its URL must be entered again before a client may call it
     created_at: int
 
 
@@ -59,13 +60,16 @@ async def update(
     user_agent: str | None,
     authed: bool | None,
 ) -> int:
-    """Change what is given (None: keep it); the number of rows changed (0: no such webhook)."""
+    """Change what is given (None: keep it); the number of rows changed (0: no such webhook). A
+    new base URL enables a webhook that was disabled for want of one."""
     return await db.execute(
         "UPDATE webhooks SET base_url = COALESCE(?, base_url), user_agent = COALESCE(?, user_agent), "
-        "authed = COALESCE(?, authed) WHERE app_id = ? AND webid = ?",
+        "authed = COALESCE(?, authed), enabled = CASE WHEN CAST(? AS TEXT) IS NULL THEN enabled ELSE 1 END "
+        "WHERE app_id = ? AND webid = ?",
         base_url,
         user_agent,
         None if authed is None else (1 if authed else 0),
+        base_url,
         app_id,
         webid,
     )

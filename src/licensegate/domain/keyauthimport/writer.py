@@ -26,7 +26,7 @@ from typing import Any
 
 from licensegate import ids, outbound
 from licensegate.config import Settings
-from licensegate.domain import appkeys, files, invitations, sessions
+from licensegate.domain import appkeys, files, invitations, sessions, webhooks
 from licensegate.domain import messages as catalogue
 from licensegate.domain import permissions as perms
 from licensegate.domain import tokens as token_rules
@@ -547,16 +547,17 @@ async def _write_records(
         added = await store.add_whitelisted(tx, app_id, white.ip.strip(), now)
         (imported if added else skipped)["whitelist"] += 1
     for hook in source.rows(r.Webhook, secret):
-        if not hook.full_url:
-            skipped["webhooks"] += 1
-            report.warnings.append(
-                f"webhook '{hook.webid}': KeyAuth gave only a shortened link, so it was not imported; "
-                "add it again with its full URL under the same id"
-            )
-            continue
         added = await store.add_webhook(
-            tx, app_id, hook.webid, hook.baselink, hook.useragent or "KeyAuth", hook.authed, now
+            tx,
+            app_id,
+            hook.webid,
+            env.box.seal(hook.baselink, webhooks.BASE_URL),
+            hook.useragent or "KeyAuth",
+            hook.authed,
+            enabled=hook.full_url,
+            now=now,
         )
+        # Without its full URL it is disabled until the seller enters it (the source reports it).
         (imported if added else skipped)["webhooks"] += 1
     for chat in source.rows(r.Chat, secret):
         added = await store.add_channel(tx, app_id, chat.name, max(chat.delay, 0), now)

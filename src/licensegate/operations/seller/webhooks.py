@@ -16,7 +16,8 @@ AREA: Area = "webhooks"
 WEBID = Param("webid", required=True, max_length=webhooks.MAX_WEBID, doc="the webhook's id")
 WEBHOOK_FIELDS = (
     "{webid, short_baselink (scheme://host/path of the base URL: never its query string or "
-    "credentials), useragent, authed (0/1)}"
+    "credentials), useragent, authed (0/1), enabled (0: imported from KeyAuth without its full URL, "
+    "refused to clients until `editwebhook` gives it a `baseurl`)}"
 )
 
 
@@ -91,8 +92,9 @@ async def add(call: SellerCall) -> dict[str, Any]:
 )
 async def edit(call: SellerCall) -> dict[str, Any]:
     """Change a webhook's base URL, user agent or authed flag; what is not given stays (400
-    `nothing_to_change` when nothing is). The base URL is checked as `addwebhook` checks it. The
-    audit entry names the base URL's host only, never the URL."""
+    `nothing_to_change` when nothing is). The base URL is checked as `addwebhook` checks it; a
+    new one enables a webhook imported from KeyAuth without its full URL. The audit entry names
+    the base URL's host only, never the URL."""
     before, after = await webhooks.edit(
         call.services.settings,
         call.db,
@@ -147,7 +149,8 @@ async def test(call: SellerCall) -> dict[str, Any]:
     stored user agent, the server's time and size limits, internal targets refused unless the
     operator allows them), and say how it went. A call that fails is still a success of this
     operation: `error` says why. The call is noted in the delivery log like a client's. The
-    target acts on it as on any call: a base URL that changes something there changes it."""
+    target acts on it as on any call: a base URL that changes something there changes it. A
+    webhook imported without its full URL is not called (403 `webhook_disabled`)."""
     delivery = await webhooks.test(
         call.services.settings,
         call.db,
@@ -198,6 +201,7 @@ def webhook_entry(row: webhooks.WebhookRow) -> dict[str, Any]:
         "short_baselink": outbound.short_url(row["base_url"]),
         "useragent": row["user_agent"],
         "authed": 1 if row["authed"] else 0,
+        "enabled": 1 if row["enabled"] else 0,
     }
 
 

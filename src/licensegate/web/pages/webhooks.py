@@ -88,6 +88,7 @@ def _entry(app: AppPage, row: webhooks.WebhookRow) -> dict[str, Any]:
         "masked": webhooks.masked(row["base_url"]),
         "useragent": row["user_agent"],
         "authed": bool(row["authed"]),
+        "enabled": bool(row["enabled"]),
         "created_at": row["created_at"],
         "href": app.path(f"{SLUG}/{row['webid']}"),
     }
