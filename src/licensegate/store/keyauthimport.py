@@ -475,22 +475,22 @@ async def add_keys(db: Executor, app_id: int, keys: list[KeyRow]) -> int:
 
 async def keys_among(db: Executor, app_id: int, texts: list[str]) -> set[str]:
     """Which of `texts` are keys of the application."""
-    if not texts:
-        return set()
-    rows = await db.fetch_all(
-        f"SELECT key FROM license_keys WHERE app_id = ? AND key IN ({_in(len(texts))})", app_id, *texts
-    )
-    return {row["key"] for row in rows}
+    return await _among(db, "SELECT key AS found FROM license_keys WHERE app_id = ? AND key", app_id, texts)
 
 
 async def users_among(db: Executor, app_id: int, names: list[str]) -> set[str]:
     """Which of `names` are users of the application."""
-    if not names:
-        return set()
-    rows = await db.fetch_all(
-        f"SELECT username FROM users WHERE app_id = ? AND username IN ({_in(len(names))})", app_id, *names
+    return await _among(
+        db, "SELECT username AS found FROM users WHERE app_id = ? AND username", app_id, names
     )
-    return {row["username"] for row in rows}
+
+
+async def _among(db: Executor, select: str, app_id: int, values: list[str]) -> set[str]:
+    """`select` (this module's own text, ending in the column) IN `values`: those it finds."""
+    if not values:
+        return set()
+    rows = await db.fetch_all(f"{select} IN ({_in(len(values))})", app_id, *values)
+    return {row["found"] for row in rows}
 
 
 @dataclass
