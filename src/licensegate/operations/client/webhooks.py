@@ -61,10 +61,9 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     Any reply is a success, whatever its HTTP status (the message says when it was not 2xx).
     A call that cannot be made or completed is 403: `webhook_not_found`, `webhook_disabled` (a
     webhook imported from KeyAuth without its full URL, until the seller enters it again),
-    `webhook_refused` (the
-    server does not allow the target), `webhook_timeout`, `webhook_response_too_large` or
-    `webhook_failed` (unreachable, too many redirects, undecodable reply); no message names the
-    webhook's URL or host. Every call is noted in the application's webhook delivery log."""
+    `webhook_refused` (the server does not allow the target), `webhook_timeout`,
+    `webhook_response_too_large` or `webhook_failed` (unreachable, too many redirects,
+    undecodable reply); no message names the webhook's URL or host. Every call is noted in the application's webhook delivery log."""
     row = await webhooks.get(call.db, call.services.secrets, call.app.id, call.args.text("webid"))
     webhooks.require_enabled(row)
     if row["authed"]:

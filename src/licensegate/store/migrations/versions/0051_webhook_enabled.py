@@ -2,8 +2,8 @@
 API gives only a short link); a client's Webhook call is refused until the seller enters the URL
 again, which enables it. Every existing webhook stays enabled.
 
-Revision ID: 0050
-Revises: 0049
+Revision ID: 0051
+Revises: 0050
 Create Date: 2026-11-28 00:50:00.000000
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0050"
-down_revision = "0049"
+revision = "0051"
+down_revision = "0050"
 branch_labels = None
 depends_on = None
 
