@@ -63,7 +63,8 @@ async def webhook(call: ClientCall) -> dict[str, Any]:
     webhook imported from KeyAuth without its full URL, until the seller enters it again),
     `webhook_refused` (the server does not allow the target), `webhook_timeout`,
     `webhook_response_too_large` or `webhook_failed` (unreachable, too many redirects,
-    undecodable reply); no message names the webhook's URL or host. Every call is noted in the application's webhook delivery log."""
+    undecodable reply); no message names the webhook's URL or host. Every call is noted in the
+    application's webhook delivery log."""
     row = await webhooks.get(call.db, call.services.secrets, call.app.id, call.args.text("webid"))
     webhooks.require_enabled(row)
     if row["authed"]:
