@@ -176,6 +176,14 @@ async def test_running_it_twice_adds_nothing(services: Services, keyauth_dump: P
     assert alpha["applications"] == 1
 
 
+async def test_logs_twice_add_nothing(services: Services, keyauth_dump: Path) -> None:
+    first = (await import_dump(services, keyauth_dump, with_logs=True))[ALPHA.name]
+    second = (await import_dump(services, keyauth_dump, with_logs=True))[ALPHA.name]
+    assert first["imported"]["logs"] == second["skipped"]["logs"] == 2
+    assert "logs" not in second["imported"]
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM client_logs") == 2
+
+
 async def test_the_live_server_gives_the_same(
     services: Services, keyauth_db: KeyAuthData, keyauth_dump: Path
 ) -> None:

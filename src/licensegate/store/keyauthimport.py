@@ -366,26 +366,32 @@ async def add_token(
     return True
 
 
-async def add_log(
-    db: Executor, app_id: int, credential: str | None, pcuser: str | None, message: str, at: int
-) -> bool:
-    return bool(
-        await db.execute(
-            "INSERT INTO client_logs (app_id, credential, pcuser, message, created_at) SELECT CAST(? "
-            "AS BIGINT), "
-            "CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT) "
-            "WHERE NOT EXISTS (SELECT 1 FROM client_logs WHERE app_id = ? AND created_at = ? AND message = ? "
-            "AND COALESCE(credential, '') = ?)",
-            app_id,
-            credential,
-            pcuser,
-            message,
-            at,
-            app_id,
-            at,
-            message,
-            credential or "",
-        )
+@dataclass
+class LogRow:
+    credential: str | None
+    pcuser: str | None
+    message: str
+    at: int
+
+
+async def add_logs(db: Executor, app_id: int, logs: list[LogRow]) -> int:
+    """How many of `logs` were written: those with no entry of the same time, message and
+    credential yet (equal ones within `logs` must have been merged by the caller)."""
+    if not logs:
+        return 0
+    args: list[Any] = []
+    for log in logs:
+        args += [log.credential, log.pcuser, log.message, log.at]
+    types = ("TEXT", "TEXT", "TEXT", "BIGINT")
+    return await db.execute(
+        "INSERT INTO client_logs (app_id, credential, pcuser, message, created_at) "
+        f"SELECT CAST(? AS BIGINT), v.column1, v.column2, v.column3, v.column4 FROM (VALUES "
+        f"{_typed_rows(types, len(logs))}) AS v WHERE NOT EXISTS (SELECT 1 FROM client_logs c "
+        "WHERE c.app_id = ? AND c.created_at = v.column4 AND c.message = v.column3 "
+        "AND COALESCE(c.credential, '') = COALESCE(v.column1, ''))",
+        app_id,
+        *args,
+        app_id,
     )
 
 

@@ -588,9 +588,14 @@ async def _write_records(
         )
         (imported if added else skipped)["tokens"] += 1
     if options.with_logs:
-        for log in _each(source, r.Log, secret, "logs", say):
-            added = await store.add_log(tx, app_id, log.credential, log.pcuser, log.logdata, log.logdate)
-            (imported if added else skipped)["logs"] += 1
+        for logs in _chunks(_each(source, r.Log, secret, "logs", say)):
+            unique: dict[tuple[str, str, int], store.LogRow] = {}
+            for log in logs:  # the same entry twice in a chunk is one, as a second run finds it there
+                entry = (log.credential or "", log.logdata, log.logdate)
+                unique.setdefault(entry, store.LogRow(log.credential, log.pcuser, log.logdata, log.logdate))
+            written = await store.add_logs(tx, app_id, list(unique.values()))
+            imported["logs"] += written
+            skipped["logs"] += len(logs) - written
     for kind, n in sorted(missing.items()):
         report.warnings.append(
             f"{n} {kind} were not imported: they name a user, subscription or channel that is not there"
