@@ -24,7 +24,7 @@ from licensegate.addresses import client_ip
 from licensegate.api import client, openapi, seller
 from licensegate.api.envelope import failure_body, json_response
 from licensegate.config import Settings
-from licensegate.domain import deploymentkey, eventdelivery, logs, overview, passwordreset
+from licensegate.domain import deploymentkey, eventdelivery, heartbeats, logs, overview, passwordreset
 from licensegate.domain import panel as panel_sessions
 from licensegate.domain.errors import ErrorCode
 from licensegate.services import Services
@@ -59,6 +59,19 @@ async def purge_expired_sessions(services: Services) -> None:
             log.warning("purging expired sessions or old logs: %s; will try again", exc)
         except Exception:
             log.exception("purging expired sessions or old logs failed; will try again")
+
+
+async def end_silent_sessions(services: Services) -> None:
+    """End the logged-in sessions that missed their heartbeats (domain.heartbeats), every few
+    seconds, in every worker: the DELETE is conditional, so workers and nodes never double up."""
+    while True:
+        await asyncio.sleep(services.settings.heartbeat_sweep_seconds)
+        try:
+            await heartbeats.end_silent(services.db, services.clock.now())
+        except DatabaseUnavailable as exc:
+            log.warning("ending sessions that missed their heartbeats: %s; will try again", exc)
+        except Exception:
+            log.exception("ending sessions that missed their heartbeats failed; will try again")
 
 
 async def write_counts(services: Services) -> None:
@@ -333,6 +346,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         except Exception as exc:
             log.warning("the deployment's signing key is not loaded now (%s); will be at first need", exc)
         sweeper = asyncio.create_task(purge_expired_sessions(opened))
+        silent = asyncio.create_task(end_silent_sessions(opened))
         login_counts = asyncio.create_task(write_counts(opened))
         overview_counts = asyncio.create_task(refresh_overviews(opened))
         event_deliveries = asyncio.create_task(eventworker.keep_delivering(opened))
@@ -341,6 +355,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
             yield
         finally:
             sweeper.cancel()
+            silent.cancel()
             login_counts.cancel()
             overview_counts.cancel()
             event_deliveries.cancel()

@@ -292,6 +292,12 @@ class Settings:
         "then drops it",
         minimum=0,
     )
+    heartbeat_sweep_seconds: int = setting(
+        5,
+        "seconds between a worker's sweeps for sessions that missed their heartbeats (a silent "
+        "session ends at most this long after its application's interval and grace)",
+        minimum=1,
+    )
     count_flush_seconds: int = setting(
         5,
         "seconds between a worker's writes of the logins it counted for the overview's charts (a "

@@ -129,6 +129,10 @@ apps = sa.Table(
     sa.Column("license_file_ttl", sa.Integer),
     sa.Column("license_file_cooldown", sa.Integer),
     _flag("seats", 0),  # 1 once a seat rule exists: its logins count seats (domain.seats)
+    # Heartbeats (domain.heartbeats): a logged-in session that does not beat (login, check,
+    # heartbeat) for interval + grace seconds is ended; 0: sessions need not beat.
+    _int("heartbeat_interval", 0),
+    _int("heartbeat_grace", 0),
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
     sa.UniqueConstraint("account_id", "name"),
@@ -669,6 +673,7 @@ sessions = sa.Table(
     _text("enckey"),  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
     _int("log_lines", 0),  # client log lines this session stored (its quota counts them)
     _int("tamper_reports", 0),  # tamper reports this session stored
+    _time("last_beat_at"),  # the last login, check or heartbeat, while its application wants beats
     sa.Index(None, "app_id", "validated", "expires_at"),
     sa.Index(None, "app_id", "ip"),
     sa.Index(None, "user_id"),

@@ -18,6 +18,7 @@ from licensegate.operations.client import (  # noqa: F401  (importing registers 
     webhooks,
     entitlements,
     credits,
+    heartbeats,
     licensefiles,
 )
 

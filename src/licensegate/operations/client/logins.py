@@ -7,7 +7,7 @@ from typing import Any, Literal
 from licensegate.domain import errorcodes, events, lockout, logins, panel
 from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
-from licensegate.operations.client import credits, entitlements
+from licensegate.operations.client import credits, entitlements, heartbeats
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -138,7 +138,8 @@ async def _refused(call: ClientCall, refusal: Refusal, credential: str, *, is_ke
 
 async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[str, Any]:
     """A login's answer: the user, and (fields KeyAuth's libraries ignore) their entitlements and
-    the credit balance the session spends."""
+    the credit balance the session spends. A login is a heartbeat."""
+    await heartbeats.beat_if_wanted(call)
     await _report(call, "user.logged_in", {"user": events.user_ref(login.user_id, login.username)})
     return {
         "message": msg("loggedInMsg"),

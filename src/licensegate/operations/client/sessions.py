@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from licensegate.domain import sessions, settings, tokens
+from licensegate.operations.client import heartbeats
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Param
 
@@ -91,8 +92,10 @@ def _sealed_enckey(call: ClientCall) -> str | None:
 
 @registry.operation("check", group="Sessions", summary="Session Check", requires="session")
 async def check(call: ClientCall) -> dict[str, Any]:
-    """Succeeds when the session is logged in; otherwise 403 `session_not_validated`."""
+    """Succeeds when the session is logged in; otherwise 403 `session_not_validated`. A beat
+    when the application wants heartbeats."""
     await call.require_logged_in()
+    await heartbeats.beat_if_wanted(call)
     return {"message": "Session is validated."}
 
 

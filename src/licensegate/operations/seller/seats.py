@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import seats
+from licensegate.domain import heartbeats, seats
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -117,3 +117,38 @@ async def delete_seats(call: SellerCall) -> dict[str, Any]:
     row = await seats.delete(call.db, to)
     call.record(to.label, before={"seats": entry(row)})
     return {"message": "Successfully removed seats"}
+
+
+@registry.operation(
+    "setheartbeat",
+    group=GROUP,
+    summary="Set Heartbeat",
+    area="settings",
+    mutates=True,
+    params=[
+        Param(
+            "interval",
+            kind="int",
+            required=True,
+            minimum=0,
+            maximum=heartbeats.MAX_SECONDS,
+            doc="seconds between a logged-in session's beats (0: no beats required)",
+        ),
+        Param(
+            "grace",
+            kind="int",
+            minimum=0,
+            maximum=heartbeats.MAX_SECONDS,
+            doc="seconds a session may be late before it is ended (default 0)",
+        ),
+    ],
+    returns={"heartbeat": "{interval, grace}"},
+)
+async def set_heartbeat(call: SellerCall) -> dict[str, Any]:
+    """Require logged-in sessions to beat (a login, `check` or `heartbeat`) every `interval`
+    seconds; one silent for interval + grace is ended off the request path, which frees its
+    seat."""
+    interval, grace = call.args.integer("interval"), call.args.opt_integer("grace") or 0
+    await heartbeats.set_policy(call.db, call.app_id, interval, grace)
+    call.record("app", after={"heartbeat_interval": interval, "heartbeat_grace": grace})
+    return {"message": "Successfully set the heartbeat", "heartbeat": {"interval": interval, "grace": grace}}

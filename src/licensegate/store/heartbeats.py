@@ -1,0 +1,33 @@
+"""SQL for heartbeats: an application's beat setting, a session's beat, ending silent sessions."""
+
+from __future__ import annotations
+
+from licensegate.store.database import Executor
+
+
+async def set_policy(db: Executor, app_id: int, interval: int, grace: int) -> None:
+    await db.execute(
+        "UPDATE apps SET heartbeat_interval = ?, heartbeat_grace = ? WHERE id = ?", interval, grace, app_id
+    )
+
+
+async def policy(db: Executor, app_id: int) -> tuple[int, int]:
+    row = await db.fetch_one("SELECT heartbeat_interval, heartbeat_grace FROM apps WHERE id = ?", app_id)
+    return (0, 0) if row is None else (row["heartbeat_interval"], row["heartbeat_grace"])
+
+
+async def beat(db: Executor, session_id: str, now: int) -> None:
+    await db.execute("UPDATE sessions SET last_beat_at = ? WHERE id = ?", now, session_id)
+
+
+async def end_silent(db: Executor, now: int, batch: int) -> int:
+    """End up to `batch` logged-in sessions of applications that want beats whose last beat is
+    older than interval + grace. One conditional DELETE: several nodes may run it at once, each
+    row goes once."""
+    return await db.execute(
+        "DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s JOIN apps a ON a.id = s.app_id "
+        "WHERE a.heartbeat_interval > 0 AND s.validated = 1 "
+        "AND COALESCE(s.last_beat_at, s.created_at) < ? - a.heartbeat_interval - a.heartbeat_grace LIMIT ?)",
+        now,
+        batch,
+    )
