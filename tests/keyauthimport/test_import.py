@@ -21,6 +21,7 @@ from licensegate.domain.keyauthimport.mysqlread import MySqlSource
 from licensegate.services import Services
 from licensegate.store import keyauthimport as keyauth_store
 from tests import keyauthdb
+from tests.httpservers import serving
 from tests.keyauth_clients import Ed25519Client13, Hmac12Client
 from tests.keyauthdb import ALPHA, BETA, DAY, FREE_KEY, NOW, PAUSED_LEFT, USED_KEY, KeyAuthData
 from tests.keyauthimport.conftest import FILE_BODY
@@ -345,3 +346,37 @@ async def test_the_command_reads_a_live_server_dry(
         err.decode().strip()
         == "licensegate: the --mysql URL names no database (mysql://user:password@host:port/DATABASE)"
     )
+
+
+async def test_an_import_into_an_application_with_an_endpoint_reports_it(
+    services: Services, client: httpx.AsyncClient, keyauth_dump: Path
+) -> None:
+    """`import.finished` is written in the import's transaction, for an endpoint that wants it
+    (a new application has none yet, so only a later import into it reports)."""
+    first = await import_dump(services, keyauth_dump)
+    found = await keyauth_store.find_app(services.db, first[ALPHA.name]["ownerid"], ALPHA.name)
+    assert found is not None
+    app_id: int = found["id"]
+    with serving() as receiver:
+        receiver.reply("/hook", b"ok")
+        added = await client.get(
+            "/api/seller/",
+            params={
+                "sellerkey": keyauthdb.ALPHA.sellerkey,
+                "type": "addeventwebhook",
+                "url": receiver.url("/hook"),
+                "events": "import.finished",
+            },
+        )
+        assert added.status_code == 200, added.text
+        await import_dump(services, keyauth_dump, dry_run=True)  # rolled back: no event
+        assert await finished_events(services, app_id) == []
+        await import_dump(services, keyauth_dump)  # everything there already
+        assert await finished_events(services, app_id) == [{"version": 1, "source": "keyauth", "counts": {}}]
+
+
+async def finished_events(services: Services, app_id: int) -> list[dict[str, Any]]:
+    rows = await services.db.fetch_all(
+        "SELECT payload FROM events WHERE app_id = ? AND name = 'import.finished' ORDER BY id", app_id
+    )
+    return [orjson.loads(row["payload"]) for row in rows]

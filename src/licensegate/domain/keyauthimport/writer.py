@@ -26,7 +26,7 @@ from typing import Any
 
 from licensegate import ids, outbound
 from licensegate.config import Settings
-from licensegate.domain import appkeys, files, invitations, sessions, webhooks
+from licensegate.domain import appkeys, events, files, invitations, sessions, webhooks
 from licensegate.domain import messages as catalogue
 from licensegate.domain import permissions as perms
 from licensegate.domain import tokens as token_rules
@@ -253,6 +253,10 @@ async def _write_in(
         )
     new_team = await _write_team(tx, env, app_id, team, report)
     await _write_records(tx, env, source, app, app_id, options, report, say)
+    # In the import's own transaction, so a rolled-back (or dry) run reports nothing. A new
+    # application has no event endpoint yet: only an import into one that has says so.
+    counts = {kind: n for kind, n in report.imported.items() if n}
+    await events.import_finished(tx, app_id, env.now, source="keyauth", counts=counts)
     return report, app_id, new_team
 
 
