@@ -26,19 +26,25 @@ if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count
 """
 
-# Several counters in order, in one round trip: each is counted until one is over its limit (its
-# 1-based position is returned, 0 when none is), so a request refused by a narrow counter (its
-# address) is not counted by the broader ones after it (its application).
+# Several counters, all or none, in one round trip: the first that is full refuses the request
+# (its 1-based position is returned, 0 when none is) and then no counter counts it, so a refused
+# request never spends the window of any limit (its address's, its user's, its application's).
 _REDIS_HIT_ALL = """
 for i, key in ipairs(KEYS) do
-  local count = redis.call('INCR', key)
-  if count == 1 then redis.call('EXPIRE', key, ARGV[2 * i]) end
-  if count > tonumber(ARGV[2 * i - 1]) then return i end
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[2 * i - 1]) then return i end
+end
+for i, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('EXPIRE', key, ARGV[2 * i]) end
 end
 return 0
 """
 
 Check = tuple[str, int, int]  # (key, limit, window in seconds)
+Admitted = tuple[int, int]  # (1-based position of the refusing check or 0, seconds until it admits)
+
+
+def _retry(window: int, now: int) -> int:
+    return max(1, (now // window + 1) * window - now)
 
 
 def _bucket(key: str) -> str:
@@ -52,9 +58,12 @@ class RateLimiter(Protocol):
         ...
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
-        """Count one request against each `(key, limit, window)` in order, stopping at the first
-        that is over its limit (later ones are not counted); 0 if all allow it, else the seconds
-        until the refusing one would."""
+        """Count one request against every `(key, limit, window)` if all of them admit it, else
+        against none; 0 if counted, else the seconds until the first refusing one would admit it."""
+        ...
+
+    async def admit_all(self, checks: Sequence[Check]) -> Admitted:
+        """`hit_all`, also saying which check refused (its 1-based position; 0: none did)."""
         ...
 
     async def peek(self, key: str, limit: int, window: int) -> int:
@@ -115,13 +124,19 @@ class MemoryRateLimiter:
         return 0
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
+        return (await self.admit_all(checks))[1]
+
+    async def admit_all(self, checks: Sequence[Check]) -> Admitted:
         now = self._clock.now()
         self._sweep(now)
+        for position, (key, limit, window) in enumerate(checks, 1):
+            end = (now // window + 1) * window
+            current = self._counts.get((window, key))
+            if current is not None and current[0] == end and current[1] >= self._share(limit):
+                return position, _retry(window, now)
         for key, limit, window in checks:
-            retry_after = self._count(key, limit, window, now)
-            if retry_after:
-                return retry_after
-        return 0
+            self._count(key, limit, window, now)
+        return 0, 0
 
     def _sweep(self, now: int) -> None:
         self._hits_since_sweep += 1
@@ -191,8 +206,8 @@ class RedisRateLimiter:
         except RedisUnavailable as exc:
             return self._fail_open(exc)
 
-    async def count_all(self, checks: Sequence[Check]) -> int:
-        """`hit_all`, raising `RedisUnavailable` when Redis fails."""
+    async def count_all(self, checks: Sequence[Check]) -> Admitted:
+        """`admit_all`, raising `RedisUnavailable` when Redis fails."""
         now = self._clock.now()
         keys: list[str] = []
         args: list[int] = []
@@ -204,15 +219,17 @@ class RedisRateLimiter:
         except Exception as exc:
             raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
         if not refused:
-            return 0
-        window = checks[refused - 1][2]
-        return max(1, (now // window + 1) * window - now)
+            return 0, 0
+        return refused, _retry(checks[refused - 1][2], now)
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
+        return (await self.admit_all(checks))[1]
+
+    async def admit_all(self, checks: Sequence[Check]) -> Admitted:
         try:
             return await self.count_all(checks)
         except RedisUnavailable as exc:
-            return self._fail_open(exc)
+            return 0, self._fail_open(exc)
 
     async def hit(self, key: str, limit: int, window: int) -> int:
         try:
@@ -285,12 +302,15 @@ class FallbackRateLimiter:
         return await self._memory.peek(key, limit, window)
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
+        return (await self.admit_all(checks))[1]
+
+    async def admit_all(self, checks: Sequence[Check]) -> Admitted:
         if self._failing is None:
             try:
                 return await self._redis.count_all(checks)
             except RedisUnavailable as exc:
                 self._fall_back(str(exc))
-        return await self._memory.hit_all(checks)
+        return await self._memory.admit_all(checks)
 
     async def redis_answers(self) -> bool | None:
         """A ping: one that fails makes the counters go in-process at once (as a failed hit does),

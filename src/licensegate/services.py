@@ -12,7 +12,7 @@ from licensegate.appcache import AppCache
 from licensegate.background import Background
 from licensegate.clock import Clock, SystemClock
 from licensegate.config import Settings
-from licensegate.domain import credits, entitlements, events
+from licensegate.domain import credits, entitlements, events, namedlimits
 from licensegate.domain.appkeys import DEPLOYMENT_COPY, Signers
 from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.messages import MessageCache
@@ -37,6 +37,7 @@ class Services:
     messages: MessageCache
     entitled: AppCache[bool]  # whether an application has entitlements (domain.entitlements.app_cache)
     credited: AppCache[bool]  # whether an application has credit balances (domain.credits.app_cache)
+    named_limits: AppCache[namedlimits.AppLimits]  # an application's named rate limits (domain.namedlimits)
     event_wants: AppCache[frozenset[str]]  # login-path events an application wants (domain.events)
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     files: FileStore  # file content: a folder (shared or not) or the database
@@ -89,6 +90,7 @@ class Services:
             messages=MessageCache(invalidation),
             entitled=entitlements.app_cache(invalidation),
             credited=credits.app_cache(invalidation),
+            named_limits=namedlimits.app_cache(invalidation),
             event_wants=events.login_cache(invalidation),
             invalidation=invalidation,
             files=open_file_store(db, clock, settings.data_dir, settings.files_dir),

@@ -52,6 +52,7 @@ class ClientApp(NamedTuple):
     signing_key: str | None  # sealed (None: made before keys existed; see appkeys.sealed_keys)
     secret: str  # sealed, or in clear while signing_key is None
     seats: bool = False  # a seat rule exists: logins count seats (domain.seats)
+    named_limits: bool = False  # a named rate limit exists: calls count it (domain.namedlimits)
     heartbeat_interval: int = 0  # > 0: logged-in sessions must beat (domain.heartbeats)
 
     @classmethod
@@ -84,6 +85,7 @@ class ClientApp(NamedTuple):
             signing_key=row["signing_key"],
             secret=row["app_secret"],
             seats=bool(row["seats"]),
+            named_limits=bool(row["named_limits"]),
             heartbeat_interval=row["heartbeat_interval"],
         )
 

@@ -1307,6 +1307,19 @@ CREDITS_OUT_OF_RANGE = E(
 
 # --- throttling and faults ---------------------------------------------------------------------
 
+NAMED_LIMIT_EXCEEDED = E(
+    "named_limit_exceeded",
+    "rate_limited",
+    "Too many requests for this {owner} (limit '{name}'); try again later.",
+    "A client call over a named rate limit the seller set on the session's user or key (429 with "
+    "`Retry-After`; `limit` names it). The call was not counted by any limit.",
+)
+NAMED_LIMIT_NOT_FOUND = E(
+    "named_limit_not_found",
+    "not_found",
+    "No rate limit named '{name}' is set on this {owner}.",
+    "`delratelimit` names a limit the user or key does not have.",
+)
 RATE_LIMITED = E(
     "rate_limited",
     "rate_limited",

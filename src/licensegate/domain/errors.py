@@ -74,8 +74,14 @@ class RateLimited(Refusal):
     kind = "rate_limited"
     retry_after: int
 
-    def __init__(self, retry_after: int, message: str = "Too many requests; try again later.") -> None:
-        super().__init__(message, "rate_limited")
+    def __init__(
+        self,
+        retry_after: int,
+        message: str = "Too many requests; try again later.",
+        error: str = "rate_limited",
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, error, extra)
         self.retry_after = max(1, retry_after)
 
 

@@ -214,7 +214,7 @@ CLIENT_COLUMNS = (
     "a.session_seconds, a.min_username_length, a.hash_check, a.tamper_action, "
     "a.client_rate_limit, a.client_rate_window, a.auth_rate_limit, a.auth_rate_window, "
     "a.chat_history, a.log_webhook_url, a.token_validation, a.case_insensitive_usernames, "
-    "a.signing_key, a.secret AS app_secret, a.seats, a.heartbeat_interval, "
+    "a.signing_key, a.secret AS app_secret, a.seats, a.named_limits, a.heartbeat_interval, "
     "o.username AS owner"
 )
 CLIENT_FROM = "FROM apps a JOIN accounts o ON o.id = a.account_id"
@@ -242,6 +242,7 @@ class ClientAppRow(TypedDict):
     token_validation: int
     case_insensitive_usernames: int
     seats: int
+    named_limits: int
     # numbers
     heartbeat_interval: int
     min_hwid_length: int

@@ -129,6 +129,7 @@ apps = sa.Table(
     sa.Column("license_file_ttl", sa.Integer),
     sa.Column("license_file_cooldown", sa.Integer),
     _flag("seats", 0),  # 1 once a seat rule exists: its logins count seats (domain.seats)
+    _flag("named_limits", 0),  # 1 once a named rate limit exists (domain.namedlimits)
     # Heartbeats (domain.heartbeats): a logged-in session that does not beat (login, check,
     # heartbeat) for interval + grace seconds is ended; 0: sessions need not beat.
     _int("heartbeat_interval", 0),
@@ -553,6 +554,24 @@ credit_balances = sa.Table(
     _time("created_at", nullable=False),
     sa.UniqueConstraint("user_id"),
     sa.UniqueConstraint("key_id"),
+    sa.Index(None, "app_id", "id"),
+)
+
+# Named rate limits (domain.namedlimits): requests per window the seller sets on a user or a key,
+# counted (like the address and application limits) by the rate limiter, per user or per key.
+named_limits = sa.Table(
+    "named_limits",
+    metadata,
+    _pk(),
+    _ref("apps"),
+    _ref("users", nullable=True),
+    _ref("license_keys", nullable=True, name="key_id"),
+    _text("name", nullable=False),
+    sa.Column("max_requests", sa.Integer, nullable=False),
+    sa.Column("window_seconds", sa.Integer, nullable=False),
+    _time("created_at", nullable=False),
+    sa.UniqueConstraint("user_id", "name"),
+    sa.UniqueConstraint("key_id", "name"),
     sa.Index(None, "app_id", "id"),
 )
 

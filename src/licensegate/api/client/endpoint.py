@@ -35,7 +35,7 @@ from licensegate.api.request import (
     read_query,
     transport_status,
 )
-from licensegate.domain import apps, errorcodes, sessions
+from licensegate.domain import apps, errorcodes, namedlimits, sessions
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
@@ -44,7 +44,7 @@ from licensegate.metrics import TYPE_KEY
 from licensegate.operations.client.registry import ClientCall, registry
 from licensegate.operations.declarations import Operation
 from licensegate.services import Services
-from licensegate.store.database import Database, DatabaseUnavailable
+from licensegate.store.database import Database, DatabaseUnavailable, Executor
 
 MAX_ECHOED_OWNERID = 64
 
@@ -88,7 +88,7 @@ async def handle(
         raise errorcodes.APP_PAUSED(Messages(overrides)("pausedApp"))
     ip = client_ip(request.scope, settings.trusted_proxies)
     counted_ip = counted_as(ip)
-    await _limit(services, app, session, counted_ip)
+    await _limit(services, db, app, session, counted_ip)
     call = ClientCall(
         services=services,
         args=op.parse_args(raw),
@@ -109,19 +109,31 @@ async def handle(
     return await answering.respond(services, dialect.shape(op.type, success), 200)
 
 
-async def _limit(services: Services, app: ClientApp, session: ClientSession | None, counted_ip: str) -> None:
+async def _limit(
+    services: Services, db: Executor, app: ClientApp, session: ClientSession | None, counted_ip: str
+) -> None:
     """The client API's rate limits, narrowest first: the caller's address (at this application),
-    its session, then the whole application (far above what one address may send, so one abuser
-    cannot use it up for everyone). A request refused by one is not counted by the broader ones."""
+    its session, the named limits of its user and key (domain.namedlimits), then the whole
+    application (far above what one address may send, so one abuser cannot use it up for
+    everyone). A request any of them refuses is counted by none."""
     settings = services.settings
     window = settings.client_limit_window
     checks = [(f"client-address:{app.id}:{counted_ip}", settings.client_address_limit, window)]
+    named: list[namedlimits.Counted] = []
     if session is not None:
         checks.append((f"client-session:{app.id}:{session.id}", settings.client_session_limit, window))
+        if app.named_limits and session.validated and session.user_id is not None:
+            limits = await services.named_limits.get(db, app.id)
+            named = namedlimits.checks(app.id, limits, session.user_id, session.credential)
+            checks += [counted.check for counted in named]
     checks.append((f"client:{app.id}", app.client_rate_limit, app.client_rate_window))
-    retry_after = await services.limiter.hit_all(checks)
-    if retry_after:
-        raise RateLimited(retry_after, "Too many requests; try again later.")
+    position, retry_after = await services.limiter.admit_all(checks)
+    if not retry_after:
+        return
+    first_named = 3 if session is not None else len(checks) + 1
+    if first_named <= position < first_named + len(named):
+        raise namedlimits.refused(named[position - first_named], retry_after)
+    raise RateLimited(retry_after, "Too many requests; try again later.")
 
 
 async def _named_app(services: Services, raw: dict[str, str], answering: Answering) -> None:

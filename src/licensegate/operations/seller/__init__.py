@@ -28,6 +28,7 @@ from licensegate.operations.seller import (  # noqa: F401  (importing registers 
     entitlements,
     credits,
     seats,
+    ratelimits,
     licensefiles,
 )
 
