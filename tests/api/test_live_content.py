@@ -64,6 +64,7 @@ def test_webhook_add_list_delete_over_the_wire(live_server: LiveServer) -> None:
             "short_baselink": "https://93.184.216.34/hook",
             "useragent": "licensegate",
             "authed": 1,
+            "enabled": 1,
         }
     ]
     assert (

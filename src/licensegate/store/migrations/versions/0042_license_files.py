@@ -76,8 +76,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("app_key_history")
     op.drop_table("license_files")
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.drop_column("license_file_at")
-    with op.batch_alter_table("apps", schema=None) as batch_op:
-        batch_op.drop_column("license_file_cooldown")
-        batch_op.drop_column("license_file_ttl")
+    # Dropped in place: a batch copy of `apps` (or `users`) on SQLite drops the old table, and
+    # with it (ON DELETE CASCADE) every user, key and grant of every application.
+    op.execute("ALTER TABLE users DROP COLUMN license_file_at")
+    op.execute("ALTER TABLE apps DROP COLUMN license_file_cooldown")
+    op.execute("ALTER TABLE apps DROP COLUMN license_file_ttl")

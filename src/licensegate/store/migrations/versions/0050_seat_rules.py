@@ -43,7 +43,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("apps") as batch:
-        batch.drop_column("seats")
+    # Dropped in place: a batch copy of `apps` (or `users`) on SQLite drops the old table, and
+    # with it (ON DELETE CASCADE) every user, key and grant of every application.
+    op.execute("ALTER TABLE apps DROP COLUMN seats")
     op.drop_index(op.f("ix_seat_rules_app_id_id"), table_name="seat_rules")
     op.drop_table("seat_rules")

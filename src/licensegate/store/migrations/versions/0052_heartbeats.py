@@ -23,8 +23,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("sessions") as batch:
-        batch.drop_column("last_beat_at")
-    with op.batch_alter_table("apps") as batch:
-        batch.drop_column("heartbeat_grace")
-        batch.drop_column("heartbeat_interval")
+    # Dropped in place: a batch copy of `apps` (or `users`) on SQLite drops the old table, and
+    # with it (ON DELETE CASCADE) every user, key and grant of every application.
+    op.execute("ALTER TABLE sessions DROP COLUMN last_beat_at")
+    op.execute("ALTER TABLE apps DROP COLUMN heartbeat_grace")
+    op.execute("ALTER TABLE apps DROP COLUMN heartbeat_interval")

@@ -52,5 +52,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index(op.f("ix_named_limits_app_id_id"), table_name="named_limits")
     op.drop_table("named_limits")
-    with op.batch_alter_table("apps") as batch:
-        batch.drop_column("named_limits")
+    # Dropped in place: a batch copy of `apps` (or `users`) on SQLite drops the old table, and
+    # with it (ON DELETE CASCADE) every user, key and grant of every application.
+    op.execute("ALTER TABLE apps DROP COLUMN named_limits")
