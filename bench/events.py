@@ -20,20 +20,18 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import databases  # noqa: E402
 from tests.httpservers import serving  # noqa: E402
-from tests.live import create_app, start_server  # noqa: E402
+from tests.live import create_app  # noqa: E402
 
 from bench.run import (  # noqa: E402
-    UNLIMITED,
-    Target,
+    add_load_arguments,
+    bench_server,
     generate_keys,
-    prepare_database,
+    measure_rounds,
     run_wrk,
     seed_client,
     seller_query,
 )
-from licensegate.store import migrate  # noqa: E402
 
 PENDING = 1000
 
@@ -50,36 +48,17 @@ def bench(flavour: str, args: argparse.Namespace) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="lgbench-events-") as tmp, serving() as receiver:
         receiver.reply("/slow", b"", delay=60.0)  # answers after the delivery's time limit
         folder = Path(tmp)
-        url = prepare_database(flavour, folder)
-        migrate.upgrade(url)
-        create_app(url, folder, "warmup", "warmup")
-        server = start_server(
-            url,
+        with bench_server(
+            flavour,
             folder,
             args.workers,
-            LICENSEGATE_SELLER_RATE_LIMIT=UNLIMITED,
-            LICENSEGATE_CLIENT_ADDRESS_LIMIT=UNLIMITED,
-            LICENSEGATE_CLIENT_SESSION_LIMIT=UNLIMITED,
             LICENSEGATE_OUTBOUND_ALLOW="127.0.0.1",
             LICENSEGATE_EVENT_TIMEOUT="5",
-        )
-        try:
+        ) as (url, server):
             targets = seed_client(server, args)
             recheck = next(t for t in targets if t.name == "License Login (re-check)")
             run_wrk(server.url, recheck, folder, 3, args.connections, args.threads)  # warm-up
-
-            def measure(label: str, target: Target) -> None:
-                for _ in range(args.rounds):
-                    stats = run_wrk(server.url, target, folder, args.duration, args.connections, args.threads)
-                    rps = stats["requests"] / (stats["duration_us"] / 1e6)
-                    found.setdefault(f"{label} rps", []).append(rps)
-                    found.setdefault(f"{label} p99", []).append(stats["p99_us"] / 1000)
-                    print(
-                        f"{flavour} {label}: {rps:.0f} req/s, p99 {stats['p99_us'] / 1000:.2f} ms",
-                        file=sys.stderr,
-                    )
-
-            measure("without", recheck)
+            measure_rounds(found, flavour, "without", server.url, recheck, folder, args)
             shop = create_app(url, folder, "shop", "shop")
             with httpx.Client(base_url=server.url, timeout=120) as http:
                 added = http.get(
@@ -91,23 +70,15 @@ def bench(flavour: str, args: argparse.Namespace) -> dict[str, list[float]]:
             while queue_depth(server.url) < PENDING and time.monotonic() < deadline:
                 time.sleep(0.2)
             found["pending before"] = [float(queue_depth(server.url))]
-            measure("with", recheck)
+            measure_rounds(found, flavour, "with", server.url, recheck, folder, args)
             found["pending after"] = [float(queue_depth(server.url))]
-        finally:
-            server.stop()
-            if flavour == "postgres":
-                databases.drop_database(url.rpartition("/")[2])
     return found
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--databases", default="sqlite,postgres")
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=2)
+    add_load_arguments(parser)
     args = parser.parse_args()
     print("| database | pending deliveries | License Login (re-check) requests/s | p99 ms |")
     print("|---|---|---|---|")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -244,18 +245,70 @@ def prepare_database(flavour: str, folder: Path) -> str:
     return databases.create_postgres_database(f"lgbench_{os.getpid()}")
 
 
-def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[str, str], Result]) -> None:
-    with tempfile.TemporaryDirectory(prefix="lgbench-") as tmp:
-        folder = Path(tmp)
-        url = prepare_database(flavour, folder)
+# The load comes from one address, so the per-address and per-session limits are lifted.
+LIMITS_OFF = {
+    "LICENSEGATE_SELLER_RATE_LIMIT": UNLIMITED,
+    "LICENSEGATE_CLIENT_ADDRESS_LIMIT": UNLIMITED,
+    "LICENSEGATE_CLIENT_SESSION_LIMIT": UNLIMITED,
+}
+
+
+@contextlib.contextmanager
+def bench_server(flavour: str, folder: Path, workers: int, **env: str) -> Iterator[tuple[str, LiveServer]]:
+    """A migrated database of `flavour` (with the warm-up application) and a real `serve` on it,
+    the limits lifted; the server stopped and a PostgreSQL database dropped afterwards. Yields
+    the database's URL and the server."""
+    url = prepare_database(flavour, folder)
+    try:
         migrate.upgrade(url)  # before the server starts
         create_app(url, folder, "warmup", "warmup")
-        limits = {
-            "LICENSEGATE_SELLER_RATE_LIMIT": UNLIMITED,
-            "LICENSEGATE_CLIENT_ADDRESS_LIMIT": UNLIMITED,  # the load comes from one address
-            "LICENSEGATE_CLIENT_SESSION_LIMIT": UNLIMITED,
-        }
-        server = start_server(url, folder, args.workers, **limits)
+        server = start_server(url, folder, workers, **LIMITS_OFF, **env)
+        try:
+            yield url, server
+        finally:
+            server.stop()
+    finally:
+        if flavour == "postgres":
+            databases.drop_database(url.rpartition("/")[2])
+
+
+def measure_rounds(
+    found: dict[str, list[float]],
+    flavour: str,
+    label: str,
+    url: str,
+    target: Target,
+    folder: Path,
+    args: argparse.Namespace,
+) -> None:
+    """`args.rounds` wrk runs of `target`: requests/s and p99 (ms) under `<label> rps`/`<label> p99`."""
+    for _ in range(args.rounds):
+        stats = run_wrk(url, target, folder, args.duration, args.connections, args.threads)
+        rps = stats["requests"] / (stats["duration_us"] / 1e6)
+        found.setdefault(f"{label} rps", []).append(rps)
+        found.setdefault(f"{label} p99", []).append(stats["p99_us"] / 1000)
+        errors = sum(v for k, v in stats.items() if k.startswith("errors_"))
+        print(
+            f"{flavour} {label}: {rps:.0f} req/s, p99 {stats['p99_us'] / 1000:.2f} ms, errors {errors}",
+            file=sys.stderr,
+        )
+
+
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """The load's options every wrk bench takes (the databases each bench declares itself)."""
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+
+
+def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[str, str], Result]) -> None:
+    with (
+        tempfile.TemporaryDirectory(prefix="lgbench-") as tmp,
+        bench_server(flavour, Path(tmp), args.workers) as (url, server),
+    ):
+        folder = Path(tmp)
         unsigned: LiveServer | None = None
         try:
             targets = [Target("healthz", "GET", lambda: ["/healthz"])]
@@ -263,7 +316,7 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
                 targets.extend(seed(server, args))
             if args.signing:
                 unsigned = start_server(
-                    url, folder, args.workers, command=UNSIGNED_SERVE, log_name="unsigned.log", **limits
+                    url, folder, args.workers, command=UNSIGNED_SERVE, log_name="unsigned.log", **LIMITS_OFF
                 )
                 targets.extend(unsigned_twins(targets, unsigned.url))
             if args.targets:
@@ -292,11 +345,8 @@ def bench_database(flavour: str, args: argparse.Namespace, results: dict[tuple[s
                         file=sys.stderr,
                     )
         finally:
-            server.stop()
             if unsigned is not None:
                 unsigned.stop()
-            if flavour == "postgres":
-                databases.drop_database(url.rpartition("/")[2])
 
 
 def machine() -> list[str]:
@@ -416,11 +466,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--databases", type=lambda s: s.split(","), default=["sqlite", "postgres"])
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=2)
+    add_load_arguments(parser)
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument(
         "--signing",
