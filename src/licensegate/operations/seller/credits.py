@@ -32,7 +32,9 @@ def _audited(row: credits.CreditRow) -> dict[str, Any]:
     return {"balance": row["balance"], "refill": refill}
 
 
-async def _target(call: SellerCall) -> credits.Target:
+async def target_of(call: SellerCall) -> credits.Target:
+    """The user or key a call names (`user` or `key`, exactly one), in the caller's scope; the
+    named rate limits name theirs the same way."""
     return await credits.target(
         call.db, call.scope, user=call.args.opt_text("user"), key=call.args.opt_text("key")
     )
@@ -56,7 +58,7 @@ async def set_credits(call: SellerCall) -> dict[str, Any]:
     """Give a user or a key a credit balance, or set the one it has (its refill rule stays).
     Refusals: `credit_target` (name exactly one of `user` and `key`), `user_not_found`,
     `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     now = call.now()
     before = await credits.find(call.db, to, now)
     row = await credits.set_balance(call.db, call.app_id, to, call.args.integer("balance"), now)
@@ -89,7 +91,7 @@ async def add_credits(call: SellerCall) -> dict[str, Any]:
     """Add credits to a balance (or take them, with a negative amount), atomically with the
     client's spends. Refusals: `credits_not_set` (404), `credits_out_of_range` (the balance
     would go below 0), `credit_target`, `user_not_found`, `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     now = call.now()
     amount = call.args.integer("amount")
     row = await credits.add(call.db, to, amount, now)
@@ -123,7 +125,7 @@ async def refill_credits(call: SellerCall) -> dict[str, Any]:
     """Refill a balance on a schedule: at each refill the balance is topped up to `amount`
     (credits beyond it are kept). The first refill is the first one after now. Refusals:
     `credits_not_set` (404), `invalid_refill`, `credit_target`, `user_not_found`, `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     now = call.now()
     before = await credits.show(call.db, to, now)
     row = await credits.set_refill(
@@ -149,7 +151,7 @@ async def refill_credits(call: SellerCall) -> dict[str, Any]:
 async def get_credits(call: SellerCall) -> dict[str, Any]:
     """A user's or a key's credit balance, with any refill due applied. Refusals:
     `credits_not_set` (404), `credit_target`, `user_not_found`, `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     now = call.now()
     return {
         "message": "Successfully retrieved credits",
@@ -169,7 +171,7 @@ async def get_credits(call: SellerCall) -> dict[str, Any]:
 async def delete_credits(call: SellerCall) -> dict[str, Any]:
     """Remove a user's or a key's credit balance (its sessions then have none to spend).
     Refusals: `credits_not_set` (404), `credit_target`, `user_not_found`, `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     before = await credits.show(call.db, to, call.now())
     await credits.delete(call.db, to)
     call.record(to.label, before=_audited(before))

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import credits, namedlimits
+from licensegate.domain import namedlimits
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
+from licensegate.operations.seller.credits import target_of
 from licensegate.operations.seller.registry import SellerCall, registry
 
 GROUP = "Rate limits"
@@ -23,12 +24,6 @@ ENTRY = "{name, requests (per window), window (seconds)}"
 
 def entry(row: namedlimits.LimitRow) -> dict[str, Any]:
     return {"name": row["name"], "requests": row["max_requests"], "window": row["window_seconds"]}
-
-
-async def _target(call: SellerCall) -> credits.Target:
-    return await credits.target(
-        call.db, call.scope, user=call.args.opt_text("user"), key=call.args.opt_text("key")
-    )
 
 
 @registry.operation(
@@ -65,7 +60,7 @@ async def set_rate_limit(call: SellerCall) -> dict[str, Any]:
     `Retry-After`) and is counted by no limit. Windows are fixed (they start at multiples of
     `window` seconds since the epoch). Refusals: `credit_target` (name exactly one of `user`
     and `key`), `user_not_found`, `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     name = call.args.text("name")
     row: namedlimits.LimitRow = {
         "name": name,
@@ -91,7 +86,7 @@ async def set_rate_limit(call: SellerCall) -> dict[str, Any]:
 async def list_rate_limits(call: SellerCall) -> dict[str, Any]:
     """The named limits of a user or a key. Refusals: `credit_target`, `user_not_found`,
     `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     rows = await namedlimits.of_target(call.db, to)
     return {"message": "Successfully retrieved rate limits", "limits": [entry(row) for row in rows]}
 
@@ -108,7 +103,7 @@ async def list_rate_limits(call: SellerCall) -> dict[str, Any]:
 async def delete_rate_limit(call: SellerCall) -> dict[str, Any]:
     """Remove a named limit from a user or a key. Refusals: `named_limit_not_found` (404),
     `credit_target`, `user_not_found`, `key_not_found`."""
-    to = await _target(call)
+    to = await target_of(call)
     name = call.args.text("name")
     await namedlimits.delete(call.db, to, name)
     call.record(to.label, before={"rate_limit": name})
