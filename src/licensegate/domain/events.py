@@ -152,7 +152,7 @@ async def report_login(
 async def wanted(db: Executor, app_id: int, names: tuple[str, ...]) -> bool:
     """Whether an enabled endpoint of the application wants any of these events (for a path that
     has a faster way that writes no event)."""
-    return any([await store.wanted(db, app_id, name, opt_in=CATALOGUE[name].opt_in) for name in names])
+    return await store.wanted(db, app_id, [(name, CATALOGUE[name].opt_in) for name in names])
 
 
 async def record_bulk(

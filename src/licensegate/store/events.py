@@ -9,6 +9,7 @@ leaves the delivery due again once the lease runs out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict, cast
 
@@ -141,9 +142,15 @@ async def record(
     return True
 
 
-async def wanted(db: Executor, app_id: int, name: str, *, opt_in: bool) -> bool:
+async def wanted(db: Executor, app_id: int, names: Sequence[tuple[str, bool]]) -> bool:
+    """Whether an enabled endpoint wants any of the events (name, opt-in): one statement."""
+    matches = " OR ".join(
+        "events LIKE ?" if opt_in else f"events LIKE '{ALL}%' OR events LIKE ?" for _name, opt_in in names
+    )
     found = await db.fetch_value(
-        f"SELECT 1 FROM event_endpoints WHERE {_wants(opt_in)} LIMIT 1", app_id, _pattern(name)
+        f"SELECT 1 FROM event_endpoints WHERE app_id = ? AND enabled = 1 AND ({matches}) LIMIT 1",
+        app_id,
+        *(_pattern(name) for name, _opt_in in names),
     )
     return found is not None
 
