@@ -223,3 +223,43 @@ async def test_login_path_events_when_named(
     assert got[1][1]["hwid"] == "H2"
     assert keys[0] not in orjson.dumps(got[1][1]).decode()  # the key is masked
     assert got[2][1]["hwid"] == "H9"
+
+
+async def test_logged_in_is_written_in_the_logins_transaction(
+    services: Services, seller: Seller, receiver: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A login whose event cannot be written is not made: the first use (which makes the user),
+    a login that binds an HWID and a re-check all roll back with their event."""
+    keys = (await seller.ok("add", expiry=10, mask="****-****-****", level=1, amount=1, format="json"))[
+        "keys"
+    ]
+    await add_endpoint(seller, receiver, "user.logged_in")
+    real = events.record
+
+    async def broken(tx: Any, app_id: int, name: str, *args: Any, **kwargs: Any) -> bool:
+        if name == "user.logged_in":
+            raise RuntimeError("the disk broke")
+        return await real(tx, app_id, name, *args, **kwargs)
+
+    monkeypatch.setattr(events, "record", broken)
+    client = client_of(seller)
+    await client.init()
+    assert (await client.call("license", key=keys[0], hwid="H1")).status_code == 500
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM users WHERE app_id = ?", seller.app_id) == 0
+    assert await services.db.fetch_value("SELECT status FROM license_keys WHERE key = ?", keys[0]) == "unused"
+    monkeypatch.setattr(events, "record", real)
+    await client.ok("license", key=keys[0], hwid="H1")
+    monkeypatch.setattr(events, "record", broken)
+    again = client.fresh()
+    await again.init()
+    # A re-check: its session stays unvalidated.
+    assert (await again.call("license", key=keys[0], hwid="H1")).status_code == 500
+    validated = await services.db.fetch_value(
+        "SELECT COUNT(*) FROM sessions WHERE app_id = ? AND validated = 1", seller.app_id
+    )
+    assert validated == 1
+    monkeypatch.setattr(events, "record", real)
+    await again.ok("license", key=keys[0], hwid="H1")
+    got = await recorded(services, seller.app_id)
+    assert [name for name, _ in got] == ["user.logged_in", "user.logged_in"]
+    assert got[0][1]["hwid"] == "H1"

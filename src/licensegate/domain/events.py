@@ -69,7 +69,9 @@ CATALOGUE: dict[str, EventKind] = {
 
 
 # Events of the login path: written only when an endpoint wants them, which a per-worker cache
-# says without a statement per login (`login_cache`).
+# says without a statement per login (`login_cache`). `user.logged_in` goes in the login's own
+# transaction (domain.logins); a refusal, which changes nothing, has its event alone
+# (`report_refusal`).
 LOGIN_PATH = ("user.logged_in", "user.login_refused", "blacklist.hit")
 TOPIC = "event-wants"
 
@@ -138,12 +140,13 @@ async def record(
     )
 
 
-async def report_login(
+async def report_refusal(
     db: Database, wants: AppCache[frozenset[str]], app_id: int, name: str, now: int, data: Mapping[str, Any]
 ) -> None:
-    """An event of the login path (`LOGIN_PATH`), written when an endpoint wants it. A login is
-    no single transaction (a re-check is one autocommit UPDATE), so this is its own, right after
-    the login was decided; a process that dies in between loses that one event."""
+    """A refused login's event (`user.login_refused`, `blacklist.hit`), written when an endpoint
+    wants it. A refusal changes nothing, so there is no transaction to share: the event is its
+    own, and the refusal's only record; the caller writes it before answering. (`user.logged_in`
+    is written in the login's own transaction: `domain.logins.Client.report_login`.)"""
     if name in await wants.get(db, app_id):
         async with db.transaction() as tx:
             await record(tx, app_id, name, now, data)

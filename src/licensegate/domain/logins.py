@@ -44,6 +44,7 @@ class Client:
     hwid: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # os, architecture, device, ...
     recorded: LoginRecord | None = None  # the login the session records already, if any
+    report_login: bool = False  # an endpoint wants `user.logged_in`: write it with the login
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +214,14 @@ async def admit(
     # An appended HWID string presented whole is one device's HWID: it becomes an ordinary one.
     settle = client.hwid is not None and client.hwid in account.appended
     if bind is None and not settle and not app.seats and not _login_to_record(user, client, now):
-        # The common case: only the session changes, one statement, no transaction around it.
-        await _validate(db, app.id, user_id, client, credential, msg)
+        # The common case: only the session changes, one statement, no transaction around it
+        # (unless an endpoint wants `user.logged_in`, written with that change).
+        if not client.report_login:
+            await _validate(db, app.id, user_id, client, credential, msg)
+        else:
+            async with db.transaction() as tx:
+                await _validate(tx, app.id, user_id, client, credential, msg)
+                await _logged_in(tx, app.id, user_id, user["username"], client, now)
     else:
         async with db.transaction() as tx:
             if bind is not None or app.seats:
@@ -226,8 +233,17 @@ async def admit(
             if settle and client.hwid is not None:
                 await store.settle_hwid(tx, user_id, client.hwid)
             await _log_in(tx, app.id, user, client, credential, now, msg)
+            await _logged_in(tx, app.id, user_id, user["username"], client, now)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
+
+
+async def _logged_in(
+    tx: Executor, app_id: int, user_id: int, username: str, client: Client, now: int
+) -> None:
+    if client.report_login:
+        data = {"user": events.user_ref(user_id, username), "ip": client.ip, "hwid": client.hwid}
+        await events.record(tx, app_id, "user.logged_in", now, data)
 
 
 def _login_to_record(user: LastLogin, client: Client, now: int) -> bool:
@@ -423,6 +439,7 @@ async def _redeem_into_new_user(
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
             user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
             await _log_in(tx, app.id, user, client, username, now, msg)
+            await _logged_in(tx, app.id, user_id, username, client, now)
             grants = await store.grants(tx, user_id)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":
@@ -510,7 +527,11 @@ async def _first_use(
     another request redeemed it first)."""
     # The one-statement path writes no event: an application whose endpoints want them takes
     # the transaction, which does.
-    if db.dialect == "postgresql" and not await events.wanted(db, app.id, FIRST_USE_EVENTS):
+    if (
+        db.dialect == "postgresql"
+        and not client.report_login
+        and not await events.wanted(db, app.id, FIRST_USE_EVENTS)
+    ):
         return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
     new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
     return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)

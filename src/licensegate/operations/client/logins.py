@@ -48,7 +48,7 @@ INFO = (
 )
 
 
-def _client(call: ClientCall, *, token_is_credential: bool = False) -> logins.Client:
+async def _client(call: ClientCall, *, token_is_credential: bool = False) -> logins.Client:
     details = call.args.texts(CLIENT_DETAIL_NAMES)
     if token_is_credential:
         details.pop("token", None)  # a secret, even used up: never recorded
@@ -58,6 +58,8 @@ def _client(call: ClientCall, *, token_is_credential: bool = False) -> logins.Cl
         hwid=call.args.opt_text("hwid"),
         details=details,
         recorded=call.live_session.recorded,
+        # Cached per worker (events.login_cache): an application without such an endpoint asks nothing.
+        report_login="user.logged_in" in await call.services.event_wants.get(call.db, call.app.id),
     )
 
 
@@ -97,14 +99,14 @@ async def _sign_in(
             call.db,
             call.services.secrets,
             call.app,
-            _client(call, token_is_credential=True),
+            await _client(call, token_is_credential=True),
             username=username,
             token=token,
             msg=msg,
             now=call.now(),
         )
         return await _answer(call, msg, login)
-    who = (call.db, call.services.passwords, call.services.secrets, call.app, _client(call))
+    who = (call.db, call.services.passwords, call.services.secrets, call.app, await _client(call))
     password = call.args.text("pass")
     if way == "register":
         key, email = call.args.text("key"), call.args.opt_text("email")
@@ -121,8 +123,10 @@ async def _sign_in(
 
 
 async def _report(call: ClientCall, name: str, data: dict[str, Any]) -> None:
+    """A refusal's event: the refusal wrote nothing, so the event is its own transaction, written
+    before the answer is sent."""
     data = {**data, "ip": call.ip, "hwid": call.args.opt_text("hwid")}
-    await events.report_login(call.db, call.services.event_wants, call.app.id, name, call.now(), data)
+    await events.report_refusal(call.db, call.services.event_wants, call.app.id, name, call.now(), data)
 
 
 async def _refused(call: ClientCall, refusal: Refusal, credential: str, *, is_key: bool = False) -> None:
@@ -138,9 +142,9 @@ async def _refused(call: ClientCall, refusal: Refusal, credential: str, *, is_ke
 
 async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[str, Any]:
     """A login's answer: the user, and (fields KeyAuth's libraries ignore) their entitlements and
-    the credit balance the session spends. A login is a heartbeat."""
+    the credit balance the session spends. A login is a heartbeat (its `user.logged_in` event,
+    if wanted, was written with the login: `logins.Client.report_login`)."""
     await heartbeats.beat_if_wanted(call)
-    await _report(call, "user.logged_in", {"user": events.user_ref(login.user_id, login.username)})
     return {
         "message": msg("loggedInMsg"),
         "info": login.info,
@@ -226,7 +230,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
             call.db,
             call.services.secrets,
             call.app,
-            _client(call),
+            await _client(call),
             key=key,
             otp_code=call.args.opt_text("code"),
             msg=msg,
