@@ -53,6 +53,9 @@ async def purge_expired_sessions(services: Services) -> None:
             for _batch in range(PURGE_BATCHES):
                 if not await session_store.end_without_time(services.db, services.clock.now()):
                     break
+            for _batch in range(PURGE_BATCHES):
+                if not await session_store.purge_ended(services.db, services.clock.now()):
+                    break
             await logs.purge_expired(services.db, services.clock.now())
             await panel_sessions.purge_expired(services.db, services.clock.now())
         except DatabaseUnavailable as exc:

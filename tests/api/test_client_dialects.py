@@ -357,6 +357,33 @@ async def test_credits_on_every_dialect(app: App, dialect: lg.Dialect) -> None:
     assert refused.credits == 0
 
 
+async def test_heartbeat_on_every_dialect(app: App, dialect: lg.Dialect) -> None:
+    """Heartbeat's changes and a ban's refusal, read through `licensegate_client.client`."""
+    await app.seller.ok("setheartbeat", interval=60)
+    await app.seller.ok("addentitlement", code="export", name="Export")
+    key = await app.key()
+    program = app.client(dialect)
+    await program.init()
+    assert (await program.license(key, hwid=HWID)).success
+    first = await program.heartbeat()
+    assert first.success, first.body
+    assert (first["interval"], first.changed) == (60, [])
+    await app.seller.ok("attachentitlement", code="export", user=key)
+    beat = await program.heartbeat()
+    assert beat.changed == ["entitlements"]
+    assert beat["entitlements_added"] == ["export"]
+    assert beat.has("export")
+    await app.seller.ok("banuser", user=key, reason="shared account")
+    refused = await program.heartbeat()
+    assert not refused.success
+    assert (refused.error, refused.ended, refused["reason"]) == (
+        "session_not_found",
+        "banned",
+        "shared account",
+    )
+    assert "shared account" in refused.message
+
+
 async def test_license_file_on_every_dialect(app: App, dialect: lg.Dialect, clock: MovableClock) -> None:
     """Get License File through `licensegate_client.client`, verified offline; its cooldown is 429 with
     `Retry-After` on every dialect (KeyAuth's libraries understand 429)."""

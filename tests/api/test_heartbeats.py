@@ -9,8 +9,9 @@ import pytest
 from licensegate.clock import MovableClock
 from licensegate.domain import heartbeats
 from licensegate.services import Services
+from licensegate.store import sessions as session_store
 from tests.api.test_seats import HWID, log_in, program, setup
-from tests.helpers import Seller
+from tests.helpers import CLIENT_PATH, Seller
 
 pytestmark = pytest.mark.anyio
 
@@ -80,5 +81,87 @@ async def test_a_ban_reaches_a_beating_client_at_its_next_beat(seller: Seller) -
     client = await log_in(seller, key)
     await client.ok("heartbeat")
     await seller.ok("banuser", user=key, reason="shared account")
-    refused = (await client.call("heartbeat")).json()
-    assert refused["success"] is False
+    refused = await client.fails("heartbeat", 403, "session_not_found")
+    assert refused["ended"] == "banned"
+    assert refused["reason"] == "shared account"
+    assert "shared account" in refused["message"]
+
+
+async def test_a_key_ban_reaches_a_beating_client_with_the_keybanned_message(seller: Seller) -> None:
+    key = await setup(seller)
+    client = await log_in(seller, key)
+    await seller.ok("ban", key=key, reason="refunded")
+    refused = await client.fails("heartbeat", 403, "session_not_found")
+    assert (refused["ended"], refused["reason"]) == ("banned", "refunded")
+    assert refused["message"] == "Your license is banned: refunded"
+
+
+async def test_a_pause_reaches_a_beating_client(seller: Seller) -> None:
+    key = await setup(seller)
+    client = await log_in(seller, key)
+    await seller.ok("pauseuser", username=key)
+    refused = await client.fails("heartbeat", 403, "session_not_found")
+    assert refused["ended"] == "paused"
+    assert "paused" in refused["message"]
+    await seller.ok("unpauseuser", username=key)
+    other = await log_in(seller, key)
+    await seller.ok("pausesub", subscription="default")
+    assert (await other.fails("heartbeat", 403, "session_not_found"))["ended"] == "paused"
+
+
+async def test_why_a_session_ended_is_told_only_to_its_own_application(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    key = await setup(seller)
+    client = await log_in(seller, key)
+    await seller.ok("banuser", user=key, reason="shared account")
+    query = {"type": "check", "ownerid": "0" * len(client.ownerid), "sessionid": client.sessionid}
+    other = (await client.http.post(CLIENT_PATH, params=query)).json()
+    assert other["error"] == "session_not_found"
+    assert "ended" not in other
+    assert "shared account" not in other["message"]
+    expires: int = await services.db.fetch_value("SELECT expires_at FROM ended_sessions")
+    clock.advance(expires - clock.now() - 1)  # kept until the session would have expired
+    assert await session_store.purge_ended(services.db, clock.now()) == 0
+    clock.advance(1)
+    assert await session_store.purge_ended(services.db, clock.now()) == 1
+    assert "ended" not in await client.fails("check", 403, "session_not_found")
+
+
+async def test_the_heartbeat_answers_what_changed_since_the_last_beat(seller: Seller) -> None:
+    key = await setup(seller)
+    await seller.ok("setheartbeat", interval=60)
+    await seller.ok("addentitlement", code="export")
+    await seller.ok("addentitlement", code="beta")
+    await seller.ok("attachentitlement", code="export", sub="default")
+    await seller.ok("setcredits", user=key, balance=10)
+    client = await log_in(seller, key)
+    first = await client.ok("heartbeat")  # compared with the login's answer
+    assert (first["changed"], first["entitlements_added"], first["entitlements_removed"]) == ([], [], [])
+    assert first["credits"]["balance"] == 10
+    await seller.ok("attachentitlement", code="beta", user=key)
+    await seller.ok("detachentitlement", code="export", sub="default")
+    changed = await client.ok("heartbeat")
+    assert changed["changed"] == ["entitlements"]
+    assert changed["entitlements_added"] == ["beta"]
+    assert changed["entitlements_removed"] == ["export"]
+    assert [item["code"] for item in changed["entitlements"]] == ["beta"]
+    assert (await client.ok("heartbeat"))["changed"] == []  # told once
+    await client.ok("spend", cost=3)
+    spent = await client.ok("heartbeat")
+    assert spent["changed"] == ["credits"]
+    assert spent["credits"]["balance"] == 7
+
+
+async def test_without_beats_wanted_the_heartbeat_compares_with_the_previous_one(
+    seller: Seller, services: Services
+) -> None:
+    key = await setup(seller)
+    await seller.ok("addentitlement", code="export")
+    client = await log_in(seller, key)
+    first = await client.ok("heartbeat")
+    assert (first["interval"], first["changed"]) == (0, [])  # nothing to compare with yet
+    assert await last_beat(services) is None  # no beats wanted: no time written
+    await seller.ok("attachentitlement", code="export", user=key)
+    body = await client.ok("heartbeat")
+    assert (body["changed"], body["entitlements_added"]) == (["entitlements"], ["export"])

@@ -200,7 +200,9 @@ SESSION_GONE = E(
     "session_not_found",
     "forbidden",
     "Session not found; call init again.",
-    "Client API: the `sessionid` names no live session of this application (ended, or its user was deleted).",
+    "Client API: the `sessionid` names no live session of this application (ended, or its user was deleted). "
+    "A session a ban or a pause ended says why: `ended` (`banned` with the ban's `reason`, or `paused`) and "
+    "the application's `userbanned`, `keybanned` or `pausedsub` message.",
 )
 SESSION_NOT_FOUND = E(
     "session_not_found",

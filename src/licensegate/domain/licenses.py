@@ -434,7 +434,12 @@ async def ban(
             license_key=row["key"],
         )
         if row["used_by_user_id"] is not None:
-            await session_store.end_for_credential(tx, row["used_by_user_id"], row["key"])
+            await session_store.end_for_credential(
+                tx,
+                row["used_by_user_id"],
+                row["key"],
+                why=session_store.Ended(session_store.KEY_BANNED, reason),
+            )
         user_id = await _redeemer(tx, scope, row) if user_too else None
         if user_id is not None:
             await users_domain.ban(tx, scope.app_id, user_id, reason, now, blacklist_as=blacklist_as)

@@ -14,6 +14,7 @@ from licensegate.domain import apps, errorcodes, events
 from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
+from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import hashes as hash_store
@@ -38,13 +39,35 @@ class ClientSession:
     expires_at: int
     recorded: LoginRecord | None = None  # what its login recorded
     enckey: str | None = None  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
+    beat_state: str | None = None  # what its last login or heartbeat answered (domain.heartbeats)
 
 
 Found = Callable[[ClientApp], Awaitable[None]]
+MessagesOf = Callable[[int], Awaitable[Messages]]  # an application's messages, by its id
 
 
 async def _nothing(_app: ClientApp) -> None:
     return None
+
+
+async def _default_messages(_app_id: int) -> Messages:
+    return Messages({})
+
+
+async def _gone(db: Executor, digest: str, ownerid: str, name: str | None, messages: MessagesOf) -> Refusal:
+    """`session_not_found`, saying why when a ban or a pause ended the session: the program's
+    next call (a heartbeat, a check) learns it, with the application's message and the ban's
+    reason. Asked only once the session is missing, so a live session's call never pays for it."""
+    row = await store.ended(db, digest)
+    if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
+        return errorcodes.SESSION_GONE()
+    msg = await messages(row["app_id"])
+    reason = row["reason"]
+    if reason == store.PAUSED:
+        return errorcodes.SESSION_GONE(msg("pausedsub"), extra={"ended": store.PAUSED})
+    detail = row["detail"] or ""
+    message = msg("keybanned" if reason == store.KEY_BANNED else "userbanned", reason=detail)
+    return errorcodes.SESSION_GONE(message, extra={"ended": store.BANNED, "reason": detail})
 
 
 async def identify(
@@ -55,13 +78,15 @@ async def identify(
     session_id: str | None,
     now: int,
     found: Found = _nothing,
+    messages: MessagesOf = _default_messages,
 ) -> tuple[ClientApp, ClientSession | None]:
     """The application a client call belongs to and, unless `session_id` is None (the operation
     needs none), its live session. `found` hears of the application as soon as it is known, even
     when the call is then refused (its answer is signed with the application's key).
 
     With a session the application comes from the session's own row (one query for both); the
-    ownerid (and name, when sent) must be that session's application's.
+    ownerid (and name, when sent) must be that session's application's. A session a ban or a
+    pause ended is refused with why, in the application's `messages`.
     """
     if not ownerid:
         raise errorcodes.MISSING_OWNERID()
@@ -69,13 +94,16 @@ async def identify(
         app = await apps.find_for_client(db, ownerid, name)
         await found(app)
         return app, None
-    row = await store.find_with_app(db, ids.digest(session_id[:128])) if session_id else None
+    digest = ids.digest(session_id[:128])
+    row = await store.find_with_app(db, digest) if session_id else None
     if row is None or row["ownerid"] != ownerid or (name is not None and row["app_name"] != name):
         if name is not None:
             await found(await apps.find_for_client(db, ownerid, name))  # an unknown application is 401
         if not session_id:
             raise errorcodes.MISSING_SESSION()
-        raise errorcodes.SESSION_GONE()
+        if row is not None:
+            raise errorcodes.SESSION_GONE()
+        raise await _gone(db, digest, ownerid, name, messages)
     app = ClientApp.from_row(row)
     await found(app)
     if row["session_expires_at"] <= now:
@@ -88,6 +116,7 @@ async def identify(
         expires_at=row["session_expires_at"],
         recorded=store.recorded_login(row),
         enckey=row["session_enckey"],
+        beat_state=row["session_beat_state"],
     )
     return app, session
 

@@ -68,7 +68,7 @@ async def pause(db: Database, app_id: int, name: str, now: int) -> None:
         if row["paused_at"] is not None:
             raise errorcodes.ALREADY_PAUSED(f"The subscription '{name}' is already paused.")
         await store.pause(tx, row["id"], now)
-        await session_store.end_for_subscription(tx, row["id"])
+        await session_store.end_for_subscription(tx, row["id"], why=session_store.ENDED_BY_PAUSE)
         await events.record(tx, app_id, "subscription.paused", now, {"subscription": name})
 
 

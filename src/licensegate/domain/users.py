@@ -54,7 +54,7 @@ async def ban(
     the last IP stays off the blacklist (a shared address: a café, a school, a carrier's NAT).
     Run inside a transaction."""
     await store.set_ban(db, user_id, reason)
-    await session_store.end_for_user(db, user_id)
+    await session_store.end_for_user(db, user_id, why=session_store.Ended(session_store.BANNED, reason))
     row = await store.find_by_id(db, app_id, user_id)
     await events.record(db, app_id, "user.banned", now, {"user": _event_user(row, user_id), "reason": reason})
     if blacklist_as is None:
@@ -561,7 +561,7 @@ async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
         frozen = await grant_store.pause_user(tx, user["id"], now)
         if not frozen:
             raise errorcodes.NOTHING_TO_PAUSE(username=username)
-        await session_store.end_for_user(tx, user["id"])
+        await session_store.end_for_user(tx, user["id"], why=session_store.ENDED_BY_PAUSE)
         await events.record(
             tx,
             scope.app_id,

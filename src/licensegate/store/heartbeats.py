@@ -16,8 +16,17 @@ async def policy(db: Executor, app_id: int) -> tuple[int, int]:
     return (0, 0) if row is None else (row["heartbeat_interval"], row["heartbeat_grace"])
 
 
-async def beat(db: Executor, session_id: str, now: int) -> None:
-    await db.execute("UPDATE sessions SET last_beat_at = ? WHERE id = ?", now, session_id)
+async def beat(db: Executor, session_id: str, now: int | None, state: str | None) -> None:
+    """One UPDATE: the beat's time and/or what its answer held (a column given None is kept)."""
+    sets: list[str] = []
+    args: list[int | str] = []
+    if now is not None:
+        sets.append("last_beat_at = ?")
+        args.append(now)
+    if state is not None:
+        sets.append("beat_state = ?")
+        args.append(state)
+    await db.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", *args, session_id)
 
 
 async def end_silent(db: Executor, now: int, batch: int) -> int:

@@ -693,9 +693,26 @@ sessions = sa.Table(
     _int("log_lines", 0),  # client log lines this session stored (its quota counts them)
     _int("tamper_reports", 0),  # tamper reports this session stored
     _time("last_beat_at"),  # the last login, check or heartbeat, while its application wants beats
+    # What the last login or heartbeat answered (entitlement codes, credit balance), as JSON: the
+    # next heartbeat answers what changed since (domain.heartbeats.changes).
+    _text("beat_state"),
     sa.Index(None, "app_id", "validated", "expires_at"),
     sa.Index(None, "app_id", "ip"),
     sa.Index(None, "user_id"),
+)
+
+# Why a session a ban or a pause ended ended (domain.heartbeats): the program's next call with
+# it is refused `session_not_found` with the ban's reason or the pause, not a bare "not found".
+# Kept until the session would have expired.
+ended_sessions = sa.Table(
+    "ended_sessions",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),  # the session's id as `sessions` keyed it
+    _ref("apps"),
+    _text("reason", nullable=False),  # banned | paused
+    _text("detail"),  # the ban's reason
+    _time("expires_at", nullable=False),
+    sa.Index(None, "expires_at"),
 )
 
 password_resets = sa.Table(

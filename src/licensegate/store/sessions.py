@@ -95,7 +95,7 @@ SESSION_COLUMNS = (
     "s.expires_at AS session_expires_at, s.hwid AS session_hwid, s.os AS session_os, "
     "s.architecture AS session_architecture, s.device AS session_device, "
     "s.cpu_cores AS session_cpu_cores, s.ram AS session_ram, s.client_version AS session_client_version, "
-    "s.client_token AS session_client_token, s.enckey AS session_enckey"
+    "s.client_token AS session_client_token, s.enckey AS session_enckey, s.beat_state AS session_beat_state"
 )
 CLIENT_DETAILS = ("os", "architecture", "device", "cpu_cores", "ram", "version", "token")
 
@@ -118,6 +118,7 @@ class SessionAppRow(apps.ClientAppRow):
     session_client_version: str | None
     session_client_token: str | None
     session_enckey: str | None
+    session_beat_state: str | None
 
 
 class LoginRecord(NamedTuple):
@@ -238,21 +239,81 @@ async def end(db: Executor, session_id: str) -> int:
     return await db.execute("DELETE FROM sessions WHERE id = ?", session_id)
 
 
-async def end_for_user(db: Executor, user_id: int) -> int:
-    return await db.execute("DELETE FROM sessions WHERE user_id = ?", user_id)
+async def end_for_user(db: Executor, user_id: int, *, why: Ended | None = None) -> int:
+    """End the user's sessions; with `why`, remember why for their programs (`ended`)."""
+    where = "user_id = ?"
+    if why is not None:
+        await _remember(db, where, (user_id,), why)
+    return await db.execute(f"DELETE FROM sessions WHERE {where}", user_id)
 
 
-async def end_for_credential(db: Executor, user_id: int, credential: str) -> int:
+async def end_for_credential(db: Executor, user_id: int, credential: str, *, why: Ended | None = None) -> int:
     """End the user's sessions logged in with this credential (a license key)."""
-    return await db.execute("DELETE FROM sessions WHERE user_id = ? AND credential = ?", user_id, credential)
+    where = "user_id = ? AND credential = ?"
+    if why is not None:
+        await _remember(db, where, (user_id, credential), why)
+    return await db.execute(f"DELETE FROM sessions WHERE {where}", user_id, credential)
 
 
-async def end_for_subscription(db: Executor, sub_id: int) -> int:
+async def end_for_subscription(db: Executor, sub_id: int, *, why: Ended | None = None) -> int:
     """End the sessions of every user holding a grant (running or not) of this subscription."""
+    where = "user_id IN (SELECT user_id FROM user_subscriptions WHERE subscription_id = ?)"
+    if why is not None:
+        await _remember(db, where, (sub_id,), why)
+    return await db.execute(f"DELETE FROM sessions WHERE {where}", sub_id)
+
+
+class Ended(NamedTuple):
+    """Why sessions were ended, as their programs are told (`ended_sessions`,
+    `domain.sessions.identify`)."""
+
+    reason: str  # BANNED, KEY_BANNED or PAUSED
+    detail: str | None = None  # the ban's reason
+
+
+BANNED = "banned"
+KEY_BANNED = "key_banned"
+PAUSED = "paused"
+ENDED_BY_PAUSE = Ended(PAUSED)
+
+
+class EndedRow(TypedDict):
+    reason: str
+    detail: str | None
+    ownerid: str
+    app_name: str
+    app_id: int
+
+
+async def _remember(db: Executor, where: str, args: tuple[Any, ...], why: Ended) -> None:
+    # Only logged-in sessions: a program that never logged in has nothing to be told.
+    await db.execute(
+        "INSERT INTO ended_sessions (id, app_id, reason, detail, expires_at) "
+        f"SELECT id, app_id, ?, ?, expires_at FROM sessions WHERE validated = 1 AND {where} "
+        "ON CONFLICT (id) DO NOTHING",
+        why.reason,
+        why.detail,
+        *args,
+    )
+
+
+async def ended(db: Executor, session_id: str) -> EndedRow | None:
+    """Why a ban or a pause ended this session, with its application's ownerid and name."""
+    row = await db.fetch_one(
+        "SELECT e.reason, e.detail, a.ownerid, a.name AS app_name, a.id AS app_id FROM ended_sessions e "
+        "JOIN apps a ON a.id = e.app_id WHERE e.id = ?",
+        session_id,
+    )
+    return cast("EndedRow | None", row)
+
+
+async def purge_ended(db: Executor, now: int, batch: int = 1000) -> int:
+    """Forget up to `batch` ended sessions that would have expired by now."""
     return await db.execute(
-        "DELETE FROM sessions WHERE user_id IN "
-        "(SELECT user_id FROM user_subscriptions WHERE subscription_id = ?)",
-        sub_id,
+        "DELETE FROM ended_sessions WHERE id IN "
+        "(SELECT id FROM ended_sessions WHERE expires_at <= ? LIMIT ?)",
+        now,
+        batch,
     )
 
 

@@ -111,6 +111,21 @@ class Answer:
         value = given.get("balance") if isinstance(given, dict) else self.body.get("balance")
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
+    @property
+    def changed(self) -> list[str]:
+        """What a heartbeat answered changed since the session's previous heartbeat (or its
+        login): `entitlements`, `credits`; the codes are in `answer["entitlements_added"]` and
+        `answer["entitlements_removed"]`. Empty for other answers."""
+        return [str(item) for item in self.body.get("changed") or ()]
+
+    @property
+    def ended(self) -> str | None:
+        """Why the session was ended, on a `session_not_found` refusal: `banned` (the ban's
+        reason in `answer["reason"]`, the application's message in `answer.message`) or
+        `paused`; None otherwise. The program should stop."""
+        value = self.body.get("ended")
+        return value if isinstance(value, str) else None
+
 
 @dataclass(frozen=True)
 class Entitlement:
@@ -322,6 +337,13 @@ class Client:
         """Spend Credits: take `cost` credits of the session's balance, atomically; what is left
         is `answer.credits` (refused with `credits_exhausted` when the balance holds less)."""
         return await self.call("spend", cost=cost)
+
+    async def heartbeat(self) -> Answer:
+        """Heartbeat: the session is running (call it every `answer["interval"]` seconds when
+        the application wants beats). Answers the entitlements and credits now and what changed
+        since the previous beat (`answer.changed`); refused `session_not_found` with
+        `answer.ended` once a ban or a pause ended the session."""
+        return await self.call("heartbeat")
 
     async def license_file(self, *, encrypt: bool = False) -> Answer:
         """Get License File: a signed file for offline starts, in `answer["file"]`; keep it and

@@ -68,6 +68,9 @@ async def handle(
         services.signers.signer(keys[0])  # a key that does not open is a fault now, before any write
         services.signers.note_app(app.ownerid, app.name, *keys)
 
+    async def messages(app_id: int) -> Messages:
+        return Messages(await services.messages.get(db, app_id))
+
     app, session = await sessions.identify(
         db,
         ownerid=raw.get("ownerid", "").strip(),
@@ -75,6 +78,7 @@ async def handle(
         session_id=None if op.requires == "app" else raw.get("sessionid", "").strip(),
         now=now,
         found=found,
+        messages=messages,
     )
     if answering.legacy:
         raw = _decrypt_legacy(services, op, raw, session, answering)

@@ -144,13 +144,14 @@ async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[
     """A login's answer: the user, and (fields KeyAuth's libraries ignore) their entitlements and
     the credit balance the session spends. A login is a heartbeat (its `user.logged_in` event,
     if wanted, was written with the login: `logins.Client.report_login`)."""
-    await heartbeats.beat_if_wanted(call)
-    return {
+    answer = {
         "message": msg("loggedInMsg"),
         "info": login.info,
         "entitlements": await entitlements.of_user(call, login.user_id),
         "credits": await credits.of_session(call, login.user_id, login.info["username"]),
     }
+    await heartbeats.beat_if_wanted(call, answer)
+    return answer
 
 
 @registry.operation(
