@@ -41,7 +41,7 @@ async def flag(services: Services, app_id: int) -> int:
 async def test_seller_operations_and_their_refusals(seller: Seller, app: Client, services: Services) -> None:
     key = await logged_in(seller, app)  # the user is named by the key
     assert await flag(services, seller.app_id) == 0  # no limit: calls read none
-    await seller.fails("setratelimit", 400, "credit_target", name="api", requests=5, window=60)
+    await seller.fails("setratelimit", 400, "named_limit_target", name="api", requests=5, window=60)
     await seller.fails(
         "setratelimit", 404, "user_not_found", user="nobody", name="api", requests=5, window=60
     )

@@ -21,6 +21,7 @@ from licensegate.appcache import AppCache
 from licensegate.domain import errorcodes
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
+from licensegate.domain.errors import ErrorCode
 from licensegate.domain.messages import Messages
 from licensegate.domain.permissions import Scope
 from licensegate.invalidation import Invalidation
@@ -47,10 +48,17 @@ class Target:
     label: str  # `user:alice`, `key:ABC-...` (as the user page's timeline looks audit entries up)
 
 
-async def target(db: Executor, scope: Scope, *, user: str | None, key: str | None) -> Target:
-    """The one user or key named (exactly one must be)."""
+async def target(
+    db: Executor,
+    scope: Scope,
+    *,
+    user: str | None,
+    key: str | None,
+    neither: ErrorCode = errorcodes.CREDIT_TARGET,
+) -> Target:
+    """The one user or key named (exactly one must be: else `neither`, the caller's own code)."""
     if (user is None) == (key is None):
-        raise errorcodes.CREDIT_TARGET()
+        raise neither()
     if key is not None:
         row = await license_rules.get(db, scope, key)
         return Target("key", row["id"], f"key:{key}")

@@ -1316,6 +1316,13 @@ NAMED_LIMIT_EXCEEDED = E(
     "A client call over a named rate limit the seller set on the session's user or key (429 with "
     "`Retry-After`; `limit` names it). The call was not counted by any limit.",
 )
+NAMED_LIMIT_TARGET = E(
+    "named_limit_target",
+    "invalid",
+    "Name exactly one of 'user' or 'key' for the rate limit.",
+    "A rate limit operation (`setratelimit`, `listratelimits`, `delratelimit`) names neither or both "
+    "of a user and a key.",
+)
 NAMED_LIMIT_NOT_FOUND = E(
     "named_limit_not_found",
     "not_found",

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import credits
+from licensegate.domain import credits, errorcodes
+from licensegate.domain.errors import ErrorCode
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.registry import SellerCall, registry
@@ -32,11 +33,11 @@ def _audited(row: credits.CreditRow) -> dict[str, Any]:
     return {"balance": row["balance"], "refill": refill}
 
 
-async def target_of(call: SellerCall) -> credits.Target:
-    """The user or key a call names (`user` or `key`, exactly one), in the caller's scope; the
-    named rate limits name theirs the same way."""
+async def target_of(call: SellerCall, neither: ErrorCode = errorcodes.CREDIT_TARGET) -> credits.Target:
+    """The user or key a call names (`user` or `key`, exactly one: else `neither`), in the
+    caller's scope; the named rate limits name theirs the same way."""
     return await credits.target(
-        call.db, call.scope, user=call.args.opt_text("user"), key=call.args.opt_text("key")
+        call.db, call.scope, user=call.args.opt_text("user"), key=call.args.opt_text("key"), neither=neither
     )
 
 

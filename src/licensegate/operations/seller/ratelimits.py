@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from licensegate.domain import namedlimits
+from licensegate.domain import errorcodes, namedlimits
 from licensegate.domain.permissions import Area
 from licensegate.operations.declarations import Param
 from licensegate.operations.seller.credits import target_of
@@ -58,9 +58,9 @@ async def set_rate_limit(call: SellerCall) -> dict[str, Any]:
     """Set a named limit on a user or a key, or change the one of that name. A client call of a
     session it applies to over the limit is refused with `named_limit_exceeded` (429, with
     `Retry-After`) and is counted by no limit. Windows are fixed (they start at multiples of
-    `window` seconds since the epoch). Refusals: `credit_target` (name exactly one of `user`
-    and `key`), `user_not_found`, `key_not_found`."""
-    to = await target_of(call)
+    `window` seconds since the epoch). Refusals: `named_limit_target` (name exactly one of
+    `user` and `key`), `user_not_found`, `key_not_found`."""
+    to = await target_of(call, errorcodes.NAMED_LIMIT_TARGET)
     name = call.args.text("name")
     row: namedlimits.LimitRow = {
         "name": name,
@@ -84,9 +84,9 @@ async def set_rate_limit(call: SellerCall) -> dict[str, Any]:
     returns={"limits": f"[{ENTRY}], by name"},
 )
 async def list_rate_limits(call: SellerCall) -> dict[str, Any]:
-    """The named limits of a user or a key. Refusals: `credit_target`, `user_not_found`,
+    """The named limits of a user or a key. Refusals: `named_limit_target`, `user_not_found`,
     `key_not_found`."""
-    to = await target_of(call)
+    to = await target_of(call, errorcodes.NAMED_LIMIT_TARGET)
     rows = await namedlimits.of_target(call.db, to)
     return {"message": "Successfully retrieved rate limits", "limits": [entry(row) for row in rows]}
 
@@ -102,8 +102,8 @@ async def list_rate_limits(call: SellerCall) -> dict[str, Any]:
 )
 async def delete_rate_limit(call: SellerCall) -> dict[str, Any]:
     """Remove a named limit from a user or a key. Refusals: `named_limit_not_found` (404),
-    `credit_target`, `user_not_found`, `key_not_found`."""
-    to = await target_of(call)
+    `named_limit_target`, `user_not_found`, `key_not_found`."""
+    to = await target_of(call, errorcodes.NAMED_LIMIT_TARGET)
     name = call.args.text("name")
     await namedlimits.delete(call.db, to, name)
     call.record(to.label, before={"rate_limit": name})
