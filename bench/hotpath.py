@@ -1,0 +1,189 @@
+"""Where a client call's microseconds go, measured in one process (CPU only, no network, SQLite).
+
+Calls the ASGI application directly (so only the service's own work is timed, in process CPU
+time) for `/healthz`, `init`, a License Login re-check on `/api/1.0/` and `/api/1.3/`, and `check`,
+each with the real Ed25519 signer and with a stand-in that signs nothing, in alternating batches;
+the fastest batch of each kind is the figure (the one least disturbed by whatever else the machine
+was doing). Then each call once more under cProfile, its time grouped by stage (the module that
+spends it; a C function such as `sqlite3`'s `execute` or libsodium's signing counts for the module
+that called it), printed as shares and as microseconds of the unprofiled figure. The profiler
+inflates small Python functions more than C calls, so the split is a guide, the totals are not.
+The figures in docs/benchmarks.md come from here.
+
+    .venv/bin/python bench/hotpath.py [--calls 500] [--rounds 10] [--no-stages]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.signing import Unsigned, _discard, _receive, _scope, logged_in, open_services  # noqa: E402
+from licensegate.app import FastPaths, build_app  # noqa: E402
+from licensegate.services import Services  # noqa: E402
+
+CALLS = ("healthz", "init", "re-check 1.0", "re-check 1.3", "check")
+
+# A stage, by the path of the module that spends the time (first match wins).
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("SQL (store/, sqlite3)", ("licensegate/store/", "sqlite3")),
+    ("signing (libsodium and glue)", ("nacl/", "_sodium", "licensegate/signing.py", "licensegate_client/")),
+    ("reading the request", ("licensegate/api/request.py", "licensegate/bodies.py", "starlette/requests")),
+    ("rate limits", ("licensegate/ratelimit.py", "licensegate/addresses.py")),
+    ("declarations (lookup, validation)", ("licensegate/operations/declarations.py",)),
+    ("handlers (operations/client/)", ("licensegate/operations/",)),
+    ("domain rules (domain/)", ("licensegate/domain/",)),
+    ("envelope and answer", ("licensegate/api/envelope.py", "licensegate/api/client/answers", "orjson")),
+    ("endpoint", ("licensegate/api/client/",)),
+    ("app, metrics, access log", ("licensegate/app.py", "licensegate/metrics.py")),
+    ("caches, clock, ids, services", ("licensegate/",)),
+    ("sending (starlette)", ("starlette/",)),
+    ("asyncio, contextlib", ("asyncio", "contextlib")),
+)
+OTHER = "other (Python runtime)"
+
+Func = tuple[str, int, str]
+
+
+def _stage_of(func: Func) -> str | None:
+    path, _line, name = func
+    where = path if path != "~" else name
+    for stage, marks in STAGES:
+        if any(mark in where for mark in marks):
+            return stage
+    return None
+
+
+def stages(profile: cProfile.Profile) -> dict[str, float]:
+    """Seconds of own time per stage; a C function's counts for the stage of its largest caller."""
+    raw: dict[Func, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    spent: dict[str, float] = {}
+    for func, (_cc, _nc, own, _cum, callers) in raw.items():
+        stage = _stage_of(func)
+        if func[0] == "~" and stage in (None, "asyncio, contextlib") and callers:
+            caller = max(callers.items(), key=lambda item: item[1][3])[0]
+            stage = _stage_of(caller) or stage
+        stage = stage or OTHER
+        spent[stage] = spent.get(stage, 0.0) + own
+    return spent
+
+
+def scopes(login: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The request of each call measured, as an ASGI scope."""
+    app_params = {"ownerid": login["ownerid"], "name": login["name"]}
+    healthz = _scope("/healthz", "")
+    healthz["method"] = "GET"
+    return {
+        "healthz": healthz,
+        "init": _scope("/api/1.0/", urlencode({**app_params, "type": "init"})),
+        "re-check 1.0": _scope("/api/1.0/", urlencode(login)),
+        "re-check 1.3": _scope("/api/1.3/", urlencode(login)),
+        "check": _scope(
+            "/api/1.0/", urlencode({**app_params, "type": "check", "sessionid": login["sessionid"]})
+        ),
+    }
+
+
+async def _run(app: FastPaths, scope: dict[str, Any], calls: int) -> None:
+    for _ in range(calls):
+        await app(dict(scope), _receive, _discard)
+
+
+def _signing(services: Services, signed: bool) -> None:
+    """The real signer, or the stand-in that signs nothing."""
+    if signed:
+        vars(services.signers).pop("signer", None)  # the class's own method again
+    else:
+        unsigned = Unsigned(b"\0" * 32)
+        services.signers.signer = lambda sealed: unsigned  # type: ignore[method-assign]
+
+
+async def measure(
+    calls: int, rounds: int, with_stages: bool
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """The fastest batch of each call (signed and unsigned), in microseconds per call; and the
+    seconds per stage of each signed call under the profiler."""
+    services = await open_services("lghot")
+    best: dict[str, float] = {}
+    split: dict[str, dict[str, float]] = {}
+    try:
+        transport = httpx.ASGITransport(app=build_app(services.settings, services))
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+            login, _sellerkey = await logged_in(services, http)
+        app = build_app(services.settings, services)
+        requests = scopes(login)
+        for scope in requests.values():
+            await _run(app, scope, 200)  # warm: caches filled, code paths taken once
+        for _round in range(rounds):
+            for signed in (True, False):
+                _signing(services, signed)
+                for name, scope in requests.items():
+                    started = time.process_time()
+                    await _run(app, scope, calls)
+                    spent = (time.process_time() - started) / calls * 1e6
+                    kind = name if signed else f"{name} unsigned"
+                    best[kind] = min(best.get(kind, spent), spent)
+        _signing(services, True)
+        if with_stages:
+            for name, scope in requests.items():
+                profile = cProfile.Profile()
+                profile.enable()
+                await _run(app, scope, calls)
+                profile.disable()
+                split[name] = stages(profile)
+    finally:
+        await services.close()
+    return best, split
+
+
+def report(best: dict[str, float], split: dict[str, dict[str, float]], out: Callable[[str], None]) -> None:
+    out("| call | signed µs | unsigned µs | signing's share |")
+    out("|---|---|---|---|")
+    for name in CALLS:
+        signed, unsigned = best[name], best[f"{name} unsigned"]
+        share = 100 * (signed - unsigned) / signed if name != "healthz" else 0.0
+        out(f"| {name} | {signed:.1f} | {unsigned:.1f} | {share:.0f}% |")
+    if not split:
+        return
+    names = [name for name in CALLS if name != "healthz"]
+    order = [stage for stage, _marks in STAGES] + [OTHER]
+    out("")
+    out("Per stage, µs of the signed figure (share under the profiler × the figure):")
+    out("")
+    out("| stage | " + " | ".join(names) + " |")
+    out("|---|" + "---|" * len(names))
+    for stage in order:
+        cells = []
+        for name in names:
+            total = sum(split[name].values())
+            cells.append(f"{best[name] * split[name].get(stage, 0.0) / total:.1f}")
+        if any(cell != "0.0" for cell in cells):
+            out(f"| {stage} | " + " | ".join(cells) + " |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=500, help="calls per batch")
+    parser.add_argument("--rounds", type=int, default=10, help="batches of each kind")
+    parser.add_argument("--no-stages", action="store_true", help="skip the profiled split")
+    args = parser.parse_args()
+    best, split = asyncio.run(measure(args.calls, args.rounds, not args.no_stages))
+    report(best, split, print)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
