@@ -13,7 +13,7 @@ import pytest
 from licensegate.api.openapi import interfaces
 from licensegate.api.request import HTTP_MAX_URI_BYTES
 from licensegate.config import Settings
-from licensegate.operations.declarations import Operation, Param
+from licensegate.operations.declarations import Operation, Param, Registry
 
 DEFAULTS = Settings()
 ESCAPED = 3  # bytes of a percent-escaped ASCII character
@@ -55,3 +55,22 @@ def test_only_operations_that_need_it_declare_a_larger_body() -> None:
 
 def test_the_query_limit_is_under_the_http_layers_cap() -> None:
     assert DEFAULTS.max_query_bytes + len("/api/seller/?") < HTTP_MAX_URI_BYTES
+
+
+def test_the_registrys_body_limit_is_its_largest_operations_and_follows_a_new_one() -> None:
+    """The registry works its body limit out once per default; an operation added later (every
+    declaration is made at import, but nothing forbids one after) is still counted."""
+
+    async def handler(_call: object) -> dict[str, Any]:
+        return {}
+
+    registry: Registry[object] = Registry("test")
+    registry.add(Operation("small", "g", "s", handler))
+    assert registry.body_limit(1000) == 1000
+    assert registry.body_limit(1000) == 1000  # asked again: the same answer
+    registry.add(Operation("large", "g", "s", handler, max_body_bytes=5000))
+    assert registry.body_limit(1000) == 5000
+    assert registry.body_limit(8000) == 8000
+    for iface in interfaces():
+        largest = max(op.body_limit(DEFAULTS.max_body_bytes) for op in iface.registry)
+        assert iface.registry.body_limit(DEFAULTS.max_body_bytes) == largest
