@@ -142,13 +142,18 @@ def readings(services: Services) -> list[metrics.Reading]:
 
 
 def outcomes(services: Services) -> list[metrics.Reading]:
-    """How this worker's background jobs and e-mail went, and the credits its clients spent, for counters."""
+    """How this worker's background jobs and e-mail went, the credits its clients spent and the
+    calls named rate limits refused, for counters."""
     return [
         *(
             ("licensegate_background_jobs_total", (outcome,), count + services.mailer.outcomes[outcome])
             for outcome, count in services.background.outcomes.items()
         ),
         ("licensegate_credits_spent_total", (), services.credits_spent),
+        *(
+            ("licensegate_named_limit_refusals_total", (owner,), count)
+            for owner, count in services.named_limit_refusals.items()
+        ),
     ]
 
 

@@ -63,6 +63,11 @@ FAMILIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Usage credits the clients' `spend` calls took (refused spends take none).",
         (),
     ),
+    "licensegate_named_limit_refusals_total": (
+        "counter",
+        "Client calls refused by a named rate limit (429 `named_limit_exceeded`), by whose: user or key.",
+        ("owner",),
+    ),
     "licensegate_background_jobs_pending": ("gauge", "Background jobs under way or waiting to retry.", ()),
     "licensegate_db_connections": (
         "gauge",

@@ -47,6 +47,8 @@ class Services:
     signers: Signers  # signs client answers (keys decrypted once per worker)
     logins: LoginTally = field(default_factory=LoginTally)  # logins counted, not yet written
     credits_spent: int = 0  # credits this worker's `spend` calls took (for /metrics)
+    # Client calls this worker's named rate limits refused, by owner (user, key), for /metrics.
+    named_limit_refusals: dict[str, int] = field(default_factory=lambda: {"user": 0, "key": 0})
 
     @classmethod
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:

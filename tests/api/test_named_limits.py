@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from licensegate.app import build_app
+from licensegate.app import build_app, outcomes
 from licensegate.clock import MovableClock
 from licensegate.services import Services
 from licensegate_client import client as lg
@@ -105,6 +105,9 @@ async def test_a_refused_call_spends_no_window(
     refused_response = await app.call("check")
     assert refused_response.json()["limit"] == "hour"
     assert refused_response.headers["Retry-After"] == str(3600 - 120)
+    counted = outcomes(services)  # /metrics counts the refusals by whose limit refused
+    assert ("licensegate_named_limit_refusals_total", ("key",), 7) in counted
+    assert ("licensegate_named_limit_refusals_total", ("user",), 1) in counted
 
     # Other users of the application are not limited; removing the limits lifts them at once.
     other = app.fresh()
@@ -128,6 +131,8 @@ async def test_a_named_limit_refusal_is_429_and_signed_in_every_dialect(
     limited = await program.check()
     assert (limited.status, limited.error) == (429, "named_limit_exceeded")
     assert int(limited.headers["retry-after"]) > 0
+    assert limited.retry_after == int(limited.headers["retry-after"])
+    assert limited["limit"] == "calls"
 
 
 async def test_two_nodes_share_a_named_limit_through_redis(db_url: str, tmp_path: Path) -> None:

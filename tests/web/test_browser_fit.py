@@ -93,6 +93,10 @@ def populate(server: LiveServer, ownerid: str, sellerkey: str, name: str) -> str
         assert made["success"] is True, made
     added = seller_call(server, sellerkey, "adduser", user="ann", sub="default", expiry="30")
     assert added.json()["success"] is True, added.text
+    limited = seller_call(
+        server, sellerkey, "setratelimit", user="ann", name="api", requests="100", window="60"
+    )
+    assert limited.json()["success"] is True, limited.text
     return str(keys[0])
 
 

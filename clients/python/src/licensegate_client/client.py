@@ -112,6 +112,13 @@ class Answer:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
+    def retry_after(self) -> int | None:
+        """On a 429 (a rate limit, a named limit of the user or key: `answer["limit"]` names it),
+        the seconds to wait before calling again; None otherwise."""
+        value = self.headers.get("retry-after", "")
+        return int(value) if value.isdigit() else None
+
+    @property
     def changed(self) -> list[str]:
         """What a heartbeat answered changed since the session's previous heartbeat (or its
         login): `entitlements`, `credits`; the codes are in `answer["entitlements_added"]` and

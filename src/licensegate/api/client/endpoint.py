@@ -136,7 +136,9 @@ async def _limit(
         return
     first_named = 3 if session is not None else len(checks) + 1
     if first_named <= position < first_named + len(named):
-        raise namedlimits.refused(named[position - first_named], retry_after)
+        counted = named[position - first_named]
+        services.named_limit_refusals[counted.owner] += 1
+        raise namedlimits.refused(counted, retry_after)
     raise RateLimited(retry_after, "Too many requests; try again later.")
 
 

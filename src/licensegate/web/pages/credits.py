@@ -53,8 +53,9 @@ async def shown(
     }
 
 
-def _back(visit: Visit, app: AppPage) -> str:
-    """Back to the user or key page of this application the form was on."""
+def back_to(visit: Visit, app: AppPage) -> str:
+    """Back to the user or key page of this application the form was on (the named rate
+    limits' forms too)."""
     wanted = visit.form.get("back")
     for base in (app.path("users") + "/", app.path("licenses") + "/"):
         if wanted.startswith(base) and wanted[len(base) :].isdigit():
@@ -68,7 +69,7 @@ async def change(visit: Visit) -> Response:
     owner = "key" if visit.form.get("owner") == "key" else "user"
     params = {owner: visit.form.get("name")}
     params.update({field: visit.form.get(field) for field in fields if visit.form.get(field)})
-    return await seller.act(visit, app, operation, params, done=done, back=_back(visit, app))
+    return await seller.act(visit, app, operation, params, done=done, back=back_to(visit, app))
 
 
 ROUTES = [Route("/apps/{app_id:int}/credits", page(change), methods=["POST"])]

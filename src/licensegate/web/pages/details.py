@@ -21,6 +21,7 @@ from licensegate.domain.permissions import Scope
 from licensegate.web import seller
 from licensegate.web.navigation import AppPage, open_app
 from licensegate.web.pages import credits as credit_part
+from licensegate.web.pages import ratelimits as limit_part
 from licensegate.web.pages import seats as seat_part
 from licensegate.web.pages.attached_entitlements import attached
 from licensegate.web.pages.licensefiles import issue_form
@@ -113,6 +114,7 @@ async def user_page(visit: Visit) -> Response:
         ent=ent,
         cr=await credit_part.shown(visit, app, "user", user["id"], user["username"], path),
         seat=await seat_part.shown(visit, app, "user", user["id"], user["username"], path),
+        rl=await limit_part.shown(visit, app, "user", user["id"], user["username"], path),
         lic_form=issue_form(visit, app, "user", user["username"], path),
     )
 
@@ -157,6 +159,7 @@ async def key_page(visit: Visit) -> Response:
         ent=await attached(visit, app, "key", key["id"], key["key"], path),
         cr=await credit_part.shown(visit, app, "key", key["id"], key["key"], path),
         seat=await seat_part.shown(visit, app, "key", key["id"], key["key"], path),
+        rl=await limit_part.shown(visit, app, "key", key["id"], key["key"], path),
         lic_form=issue_form(visit, app, "key", key["key"], path) if key["used_by_user_id"] else None,
     )
 
