@@ -1,7 +1,8 @@
 """How long the dashboard's Licenses list takes with 1,000,000 keys, its Users list with
 1,000,000 users, its User variables list with 1,000,000 variables and the application's overview
-over those keys and users, and its Logs page with 1,000,000 client log lines, on SQLite and
-PostgreSQL, and writes docs/benchmarks-dashboard.md (a run of some lists keeps the others' rows).
+over those keys and users, its Logs page with 1,000,000 client log lines, and its Sessions page
+with 1,000,000 users' sessions (bench/seed.py), on SQLite and PostgreSQL, and writes
+docs/benchmarks-dashboard.md (a run of some lists keeps the others' rows).
 
 Server time only: the list's queries through the domain, and the whole page (routing, session,
 queries, template) through the ASGI application in-process, without a network. Page 1 and page
@@ -13,6 +14,7 @@ queries, template) through the ASGI application in-process, without a network. P
     .venv/bin/python bench/dashboard_lists.py --lists uservars --variables 1000000
     .venv/bin/python bench/dashboard_lists.py --lists overview --databases sqlite
     .venv/bin/python bench/dashboard_lists.py --lists logs --logs 1000000
+    .venv/bin/python bench/dashboard_lists.py --lists sessions --sessions 1000000
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ sys.path.insert(0, str(ROOT))
 from tests import databases  # noqa: E402
 from tests.web.pages import PASSWORD, Shop, browser, make_shop  # noqa: E402
 
+from bench import seed as seeding  # noqa: E402
 from licensegate.clock import SystemClock  # noqa: E402
 from licensegate.config import Settings  # noqa: E402
-from licensegate.domain import licenses, logs, overview, users, uservars  # noqa: E402
+from licensegate.domain import licenses, logs, overview, sessions, users, uservars  # noqa: E402
 from licensegate.domain.licenses import KeyQuery  # noqa: E402
 from licensegate.domain.paging import PageRequest, Position  # noqa: E402
 from licensegate.domain.permissions import Scope  # noqa: E402
@@ -647,6 +650,55 @@ async def _logs(services: Services, shop: Shop, url: str, count: int) -> list[tu
     return await _timed(cases) + await _whole_pages(services, shop.owner.username, path, lambda _first: whole)
 
 
+async def _sessions(services: Services, shop: Shop, url: str, count: int) -> list[tuple[str, float, float]]:
+    """The Sessions page over `count` users each with a session logged in (and one in five more
+    open, not logged in), as bench/seed.py writes them."""
+    seeded = await asyncio.to_thread(seeding.seed, url, services.settings.data_dir, shop.app_id, count)
+    print(f"  seeded {count:,} users and their sessions in {seeded.seconds:.0f} s", file=sys.stderr)
+    db, now = services.db, int(time.time())
+    deep = await db.fetch_one(
+        "SELECT id, created_at, ip FROM sessions WHERE app_id = ? ORDER BY created_at DESC, id DESC "
+        "LIMIT 1 OFFSET ?",
+        shop.app_id,
+        min(PAGE * 1000, count // 2),
+    )
+    assert deep is not None
+    one_user = await db.fetch_value(
+        "SELECT username FROM users WHERE app_id = ? ORDER BY id LIMIT 1 OFFSET ?", shop.app_id, count // 3
+    )
+    newest = PageRequest("created_at", True, PAGE)
+    deep_page = PageRequest("created_at", True, PAGE, Position(deep["created_at"], deep["id"]))
+
+    async def browse(state: str = "", request: PageRequest = newest, **search: str | None) -> None:
+        query: dict[str, str | None] = {"username": None, "ip": None, **search}
+        await sessions.browse(db, shop.app_id, now=now, state=state, request=request, **query)
+
+    cases: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("sessions query: page 1, open, newest first", lambda: browse()),
+        ("sessions query: page 1,000, open, newest first", lambda: browse(request=deep_page)),
+        (
+            "sessions query: page 1, oldest first",
+            lambda: browse(request=PageRequest("created_at", False, PAGE)),
+        ),
+        ("sessions query: page 1, logged in", lambda: browse("online")),
+        ("sessions query: page 1, not logged in", lambda: browse("waiting")),
+        ("sessions query: page 1, open and expired", lambda: browse("all")),
+        ("sessions query: one user", lambda: browse(username=one_user)),
+        ("sessions query: one address", lambda: browse(ip=deep["ip"])),
+        ("sessions query: users online (names)", lambda: sessions.online_names(db, shop.app_id, now)),
+        ("sessions query: users online (count)", lambda: overview.online(db, shop.app_id, now)),
+    ]
+    path = f"/dashboard/apps/{shop.app_id}/sessions"
+    whole = [
+        ("sessions whole page: page 1", path),
+        ("sessions whole page: page 1,000", f"{path}?after={_cursor(deep['id'], deep['created_at'])}"),
+        ("sessions whole page: logged in", f"{path}?state=online"),
+        ("sessions whole page: one user", f"{path}?user={one_user}"),
+        ("sessions whole page: one address", f"{path}?ip={deep['ip']}"),
+    ]
+    return await _timed(cases) + await _whole_pages(services, shop.owner.username, path, lambda _first: whole)
+
+
 async def _overview(
     services: Services, shop: Shop, url: str, keys: int, people: int, filled: list[str]
 ) -> list[tuple[str, float, float]]:
@@ -686,7 +738,7 @@ async def _overview(
 
 
 async def _measure(
-    url: str, keys: int, people: int, variables: int, lists: list[str], lines: int = 0
+    url: str, keys: int, people: int, variables: int, lists: list[str], lines: int = 0, sessions: int = 0
 ) -> list[tuple[str, float, float]]:
     folder = Path(tempfile.mkdtemp(prefix="lgbench"))
     settings = Settings(data_dir=folder, database_url=url, argon2_time_cost=1, argon2_memory_kib=64)
@@ -706,6 +758,9 @@ async def _measure(
             )
         if "logs" in lists:
             results += await _logs(services, await make_shop(services, "logbench", "Log bench"), url, lines)
+        if "sessions" in lists:
+            shop = await make_shop(services, "sessionbench", "Session bench")
+            results += await _sessions(services, shop, url, sessions)
     finally:
         await services.close()
     return results
@@ -730,6 +785,9 @@ DESCRIPTIONS = {
     "names a user)",
     "logs": "the Logs page of an application holding {logs:,} client log lines over 30 days "
     "(20,000 users and addresses)",
+    "sessions": "the Sessions page of an application with {sessions:,} users, each with a session "
+    "logged in (one in ten of them not: their time ran out) and one in five more open but not logged "
+    "in (bench/seed.py)",
     "overview": "the overview of the application holding the keys and users above (every chart and "
     "users online; at this size keys and users by status and the expiries come from the snapshot "
     "its first view counted, and the background count is what the workers' refresh does every few "
@@ -745,6 +803,8 @@ def _list_of(case: str) -> str:
         return "overview"
     if case.startswith("logs "):
         return "logs"
+    if case.startswith("sessions "):
+        return "sessions"
     return "users" if case.startswith("users ") else "licenses"
 
 
@@ -784,6 +844,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=1_000_000)
     parser.add_argument("--variables", type=int, default=1_000_000)
     parser.add_argument("--logs", type=int, default=1_000_000)
+    parser.add_argument("--sessions", type=int, default=1_000_000, help="users, each with a session")
     parser.add_argument("--lists", default="licenses,users,uservars")
     parser.add_argument("--databases", default="sqlite,postgres")
     parser.add_argument(
@@ -804,7 +865,7 @@ def main() -> None:
         print(f"{name}: filling {', '.join(lists)} and measuring", file=sys.stderr)
         try:
             measured_rows = asyncio.run(
-                _measure(url, args.keys, args.users, args.variables, lists, args.logs)
+                _measure(url, args.keys, args.users, args.variables, lists, args.logs, args.sessions)
             )
         finally:
             if name != "sqlite":
