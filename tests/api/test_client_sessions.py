@@ -8,6 +8,7 @@ import pytest
 from licensegate.clock import MovableClock
 from licensegate.domain import totp
 from licensegate.services import Services
+from licensegate.store import sessions as session_store
 from tests.helpers import Client, Seller, client_of
 
 pytestmark = pytest.mark.anyio
@@ -63,6 +64,15 @@ async def test_fetch_online_needs_a_logged_in_session_and_lists_usernames_only(
         users = (await viewer.ok("fetchOnline"))["users"]
         assert users == [{"credential": "amy"}, {"credential": "kim"}]
         assert not any(part in str(users) for part in (key[:4], named_like_a_key[:4]))
+
+
+async def test_fetch_online_names_the_same_users_when_looked_for_by_user(
+    app: Client, seller: Seller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `ONLINE_SCAN` logged-in sessions the users online are found from the users people
+    named (ix_users_named), not from the sessions: the same names, key material left out alike."""
+    monkeypatch.setattr(session_store, "ONLINE_SCAN", 0)
+    await test_fetch_online_needs_a_logged_in_session_and_lists_usernames_only(app, seller)
 
 
 async def test_register_checks_the_key_before_the_username(app: Client, seller: Seller) -> None:

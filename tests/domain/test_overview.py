@@ -167,6 +167,22 @@ async def test_online_now_and_tamper_reports(services: Services, seller: Seller,
     assert (tamper.series[0].values[-1], tamper.total) == (2, 2)
 
 
+async def test_online_now_is_counted_up_to_a_cap(services: Services, seller: Seller, app: Client) -> None:
+    """Past the cap the figures say "more than": the sessions counted stop at the cap, and the
+    users are those among the sessions counted."""
+    key = await _key(seller)
+    await app.ok("license", key=key, hwid=HWID)
+    for _ in range(2):
+        other = app.fresh()
+        await other.init()
+        await other.ok("license", key=key, hwid=HWID)
+    db, now = services.db, services.clock.now()
+    assert await overview.online(db, seller.app_id, now, cap=3) == overview.Online(users=1, sessions=3)
+    assert await overview.online(db, seller.app_id, now, cap=2) == overview.Online(
+        users=1, sessions=2, more=True
+    )
+
+
 async def test_counters_of_an_application_go_with_it(services: Services, seller: Seller) -> None:
     db: Database = services.db
     await seller.ok("adduser", user="alice", sub="default", expiry=10, **{"pass": "secret-pass"})

@@ -10,6 +10,7 @@ import re
 import orjson
 import pytest
 
+from licensegate.domain import overview
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
 from tests.web.pages import Dashboard, Shop, browser, make_keys, make_member, make_shop, text_of
@@ -118,6 +119,23 @@ async def test_the_list_masks_keys_filters_and_shows_who_is_online(
         refused = await dash.get(path(shop), params=bad)
         assert refused.status_code == 400, bad
         assert "Traceback" not in refused.text
+
+
+async def test_many_online_are_counted_to_a_cap_and_named_by_user(
+    services: Services, dash: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the cap the page says "more than" (the count stops reading there), and the users online
+    are found from the named users, past `ONLINE_SCAN` sessions: ann still, the key's user not."""
+    monkeypatch.setattr(overview, "ONLINE_CAP", 2)
+    monkeypatch.setattr(session_store, "ONLINE_SCAN", 0)
+    shop, key = await a_shop_with_sessions(services)
+    await dash.sign_in("alice")
+    shown = text_of((await dash.get(path(shop))).text)
+    online = shown.split("Online now", 1)[1].split("State", 1)[0]
+    assert "Users online at least 2" in online
+    assert "Sessions logged in more than 2" in online
+    assert "ann" in online
+    assert key[-4:] not in online
 
 
 async def test_keyset_pages(services: Services, dash: Dashboard) -> None:

@@ -369,12 +369,24 @@ async def refresh_due(db: Database, now: int, *, every: int, inline_below: int) 
     return refreshed
 
 
+ONLINE_CAP = 10_000  # logged-in sessions counted at most ("more than 10,000")
+
+
 @dataclass(frozen=True, slots=True)
 class Online:
+    """Users and sessions online; `more`: there are more than `ONLINE_CAP` sessions, of which
+    `sessions` is the cap and `users` the distinct users among the sessions counted."""
+
     users: int
     sessions: int
+    more: bool = False
 
 
-async def online(db: Executor, app_id: int, now: int) -> Online:
-    row = await store.online(db, app_id, now)
-    return Online(int(row["users"] or 0), int(row["sessions"] or 0))
+async def online(db: Executor, app_id: int, now: int, cap: int | None = None) -> Online:
+    """`cap`: `ONLINE_CAP` unless given."""
+    cap = ONLINE_CAP if cap is None else cap
+    row = await store.online(db, app_id, now, cap)
+    sessions = int(row["sessions"] or 0)
+    if sessions > cap:
+        return Online(int(row["users"] or 0), cap, more=True)
+    return Online(int(row["users"] or 0), sessions)

@@ -295,7 +295,7 @@ async def browse(
 
 async def online_names(db: Executor, app_id: int, now: int) -> list[str]:
     """The names of the users online (a user named by a license key is left out)."""
-    return await store.online_usernames(db, app_id, now, ONLINE_LIMIT, key_users=LICENSE_USER)
+    return await store.online_usernames(db, app_id, now, ONLINE_LIMIT)
 
 
 async def open_ids_of(db: Executor, app_id: int, username: str, now: int) -> list[str] | None:

@@ -412,6 +412,15 @@ users = sa.Table(
     _banned_only("ix_users_banned_username", "app_id", "username"),
     sa.Index(None, "app_id", "last_ip"),
     sa.Index(None, "app_id", "created_at"),  # the list's "created" range, and its count
+    # The users people named (not a License Login's, named by their key), by name: the users
+    # online are looked for among them when an application has many sessions (store.sessions).
+    sa.Index(
+        "ix_users_named",
+        "app_id",
+        "username",
+        sqlite_where=sa.text("created_by <> 'license'"),
+        postgresql_where=sa.text("created_by <> 'license'::text"),  # as PostgreSQL spells it back
+    ),
     sa.Index(
         "ix_users_app_id_username_pattern",
         "app_id",
@@ -696,9 +705,12 @@ sessions = sa.Table(
     # What the last login or heartbeat answered (entitlement codes, credit balance), as JSON: the
     # next heartbeat answers what changed since (domain.heartbeats.changes).
     _text("beat_state"),
-    sa.Index(None, "app_id", "validated", "expires_at"),
+    # Who is online (logged in, unexpired), counted and named from the index alone (migration 0055).
+    sa.Index(None, "app_id", "validated", "expires_at", "user_id"),
     sa.Index(None, "app_id", "ip"),
     sa.Index(None, "user_id"),
+    # The Sessions page's order, newest first: a page, deep or not, is one seek (migration 0055).
+    sa.Index(None, "app_id", "created_at", "id"),
 )
 
 # Why a session a ban or a pause ended ended (domain.heartbeats): the program's next call with
