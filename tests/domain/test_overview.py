@@ -162,7 +162,9 @@ async def test_online_now_and_tamper_reports(services: Services, seller: Seller,
     await app.ok("tamper", reason="debugger attached")
     await app.ok("tamper", reason="patched")
     db, now = services.db, services.clock.now()
-    assert await overview.online(db, seller.app_id, now) == overview.Online(users=1, sessions=2)
+    assert await overview.online(db, seller.app_id, now) == overview.Online(
+        users=1, sessions=2, machines=1, credits_spent=0
+    )
     tamper = await overview.tamper_per_day(db, seller.app_id, now)
     assert (tamper.series[0].values[-1], tamper.total) == (2, 2)
 
@@ -177,9 +179,11 @@ async def test_online_now_is_counted_up_to_a_cap(services: Services, seller: Sel
         await other.init()
         await other.ok("license", key=key, hwid=HWID)
     db, now = services.db, services.clock.now()
-    assert await overview.online(db, seller.app_id, now, cap=3) == overview.Online(users=1, sessions=3)
+    assert await overview.online(db, seller.app_id, now, cap=3) == overview.Online(
+        users=1, sessions=3, machines=1
+    )
     assert await overview.online(db, seller.app_id, now, cap=2) == overview.Online(
-        users=1, sessions=2, more=True
+        users=1, sessions=2, more=True, machines=1
     )
 
 

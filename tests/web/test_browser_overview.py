@@ -109,6 +109,8 @@ def test_the_overview_shows_what_programs_did_and_pauses_the_application(
         pass
     assert refreshed.value.status == 200
     expect(page.locator("#online")).to_contain_text(re.compile(r"Users online\s*1"))
+    expect(page.locator("#online")).to_contain_text(re.compile(r"Machines in use\s*1"))
+    expect(page.locator("#online")).to_contain_text(re.compile(r"Credits spent today\s*0"))
     tab.audit("overview")
 
     page.get_by_role("button", name="Pause the application").click()

@@ -10,10 +10,20 @@ import httpx
 import pytest
 
 from licensegate.app import build_app
+from licensegate.clock import MovableClock
 from licensegate.domain.apps import create_application
 from licensegate.services import Services
 from tests.helpers import Client
-from tests.web.pages import Dashboard, browser, make_keys, make_member, make_owner, make_shop, text_of
+from tests.web.pages import (
+    Dashboard,
+    browser,
+    make_keys,
+    make_member,
+    make_owner,
+    make_shop,
+    seller_op,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +63,7 @@ async def test_the_owner_sees_every_chart_with_its_numbers(services: Services, d
         assert f'id="{desc}"' in page.text
     text = text_of(page.text)
     assert "Active : programs can start and log in." in text
-    assert "Users online 1 Sessions logged in 1" in text
+    assert "Users online 1 Sessions logged in 1 Machines in use 1 Credits spent today 0" in text
     # The numbers of the charts, in their tables (the worker's own login counts are written first).
     keys_table = page.text.split("<caption>License keys by status</caption>", 1)[1].split("</table>", 1)[0]
     assert re.sub(r"\s+", " ", text_of(keys_table)) == "Status Keys Not used 2 Used 1 Banned 0"
@@ -62,6 +72,36 @@ async def test_the_owner_sees_every_chart_with_its_numbers(services: Services, d
     assert f'href="/dashboard/apps/{shop.app_id}/integration"' in page.text
     nav = page.text.split('<nav class="side"', 1)[1].split("</nav>", 1)[0]
     assert f'<a href="/dashboard/apps/{shop.app_id}/" aria-current="page">Overview</a>' in nav
+
+
+async def test_seats_in_use_and_credits_spent_today(
+    services: Services, dash: Dashboard, clock: MovableClock
+) -> None:
+    """Two sessions on two machines and one on the first again; credits spent today, counted in
+    memory and written when the figures are shown; yesterday's are not today's."""
+    shop = await make_shop(services)
+    [key] = await make_keys(services, shop, 1)
+    await seller_op(services, shop, "updatesettings", hwidcheck="0")
+    await seller_op(services, shop, "setcredits", key=key, balance="50")
+    programs = []
+    for hwid in (HWID, HWID + "-2", HWID):
+        client = Client(dash.http, shop.ownerid, "Shop")
+        await client.init()
+        await client.ok("license", key=key, hwid=hwid)
+        programs.append(client)
+    await programs[0].ok("spend", cost=3)
+    await dash.sign_in("alice")
+    online = f"/dashboard/apps/{shop.app_id}/online"
+    text = text_of((await dash.get(online, headers={"HX-Request": "true"})).text)
+    assert "Sessions logged in 3 Machines in use 2 Credits spent today 3" in text
+    clock.advance(86_400)
+    tomorrow = Client(dash.http, shop.ownerid, "Shop")
+    await tomorrow.init()
+    await tomorrow.ok("license", key=key, hwid=HWID)
+    await tomorrow.ok("spend", cost=4)
+    await dash.sign_in("alice")  # the dashboard session of yesterday has ended
+    text = text_of((await dash.get(online, headers={"HX-Request": "true"})).text)
+    assert "Credits spent today 4" in text
 
 
 async def test_online_now_is_a_fragment_for_htmx_and_the_page_without_script(

@@ -51,15 +51,22 @@ def outcome_label(outcome: str) -> str:
     return _LABEL_OF.get(outcome, OTHER)
 
 
+CREDITS = "credits"  # the daily counter of credits spent (kind; its outcome is '')
+
+
 class LoginTally:
-    """One worker's login counts not yet written: (app_id, day, outcome) -> n."""
+    """One worker's login counts and credits spent not yet written: (app_id, day, kind, outcome)
+    -> n. A spend is counted like a login: in memory, written with the next flush."""
 
     def __init__(self) -> None:
-        self.pending: Counter[tuple[int, int, str]] = Counter()
+        self.pending: Counter[tuple[int, int, str, str]] = Counter()
         self._lock = asyncio.Lock()
 
     def count(self, app_id: int, now: int, outcome: str) -> None:
-        self.pending[(app_id, now // DAY, outcome)] += 1
+        self.pending[(app_id, now // DAY, "login", outcome)] += 1
+
+    def spent(self, app_id: int, now: int, cost: int) -> None:
+        self.pending[(app_id, now // DAY, CREDITS, "")] += cost
 
     async def flush(self, db: Database) -> int:
         """Write the pending counts (one statement per application, day and outcome, in one
@@ -75,12 +82,15 @@ class LoginTally:
                 async with db.transaction() as tx:
                     await store.add(
                         tx,
-                        ((app, day, "login", outcome, n) for (app, day, outcome), n in sorted(taken.items())),
+                        (
+                            (app, day, kind, outcome, n)
+                            for (app, day, kind, outcome), n in sorted(taken.items())
+                        ),
                     )
             except BaseException:
                 self.pending.update(taken)
                 raise
-            return sum(taken.values())
+            return sum(n for (_app, _day, kind, _outcome), n in taken.items() if kind == "login")
 
 
 # --- what the charts show ---------------------------------------------------------------------
@@ -378,15 +388,20 @@ class Online:
     `sessions` is the cap and `users` the distinct users among the sessions counted."""
 
     users: int
-    sessions: int
+    sessions: int  # logged in: the session seats in use
     more: bool = False
+    machines: int = 0  # distinct HWIDs among the sessions counted: the machine seats in use
+    credits_spent: int = 0  # usage credits the clients spent today (UTC), as far as written
 
 
 async def online(db: Executor, app_id: int, now: int, cap: int | None = None) -> Online:
-    """`cap`: `ONLINE_CAP` unless given."""
+    """`cap`: `ONLINE_CAP` unless given. With the seats in use (the machines read among the
+    sessions counted, so never more than `cap` + 1 rows) and the credits spent today."""
     cap = ONLINE_CAP if cap is None else cap
     row = await store.online(db, app_id, now, cap)
+    machines = await store.machines_online(db, app_id, now, cap)
+    spent = await store.counted_today(db, app_id, now // DAY, CREDITS)
     sessions = int(row["sessions"] or 0)
     if sessions > cap:
-        return Online(int(row["users"] or 0), cap, more=True)
-    return Online(int(row["users"] or 0), sessions)
+        return Online(int(row["users"] or 0), cap, more=True, machines=machines, credits_spent=spent)
+    return Online(int(row["users"] or 0), sessions, machines=machines, credits_spent=spent)

@@ -42,6 +42,17 @@ async def bump(db: Executor, app_id: int, now: int, kind: str) -> None:
     )
 
 
+async def counted_today(db: Executor, app_id: int, day: int, kind: str) -> int:
+    """The day's count of `kind` (every outcome): one primary-key range."""
+    value = await db.fetch_value(
+        "SELECT COALESCE(SUM(count), 0) FROM daily_counts WHERE app_id = ? AND day = ? AND kind = ?",
+        app_id,
+        day,
+        kind,
+    )
+    return int(value)
+
+
 async def daily(db: Executor, app_id: int, first_day: int, last_day: int) -> list[Row]:
     """The counters of days `first_day`..`last_day`: rows of day, kind, outcome, count."""
     return await db.fetch_all(
@@ -126,6 +137,19 @@ async def online(db: Executor, app_id: int, now: int, cap: int) -> Row:
     )
     assert row is not None
     return row
+
+
+async def machines_online(db: Executor, app_id: int, now: int, cap: int) -> int:
+    """The distinct HWIDs among the same logged-in sessions `online` counts (at most `cap` + 1
+    of them: each is a row read, the HWID not being in the index)."""
+    value = await db.fetch_value(
+        "SELECT COUNT(DISTINCT hwid) FROM (SELECT hwid FROM sessions "
+        "WHERE app_id = ? AND validated = 1 AND expires_at > ? LIMIT ?) AS live",
+        app_id,
+        now,
+        cap + 1,
+    )
+    return int(value or 0)
 
 
 # --- snapshots of a large application's counts (overview_snapshots) ---------------------------

@@ -66,4 +66,5 @@ async def spend(call: ClientCall) -> dict[str, Any]:
         call.now(),
     )
     call.services.credits_spent += cost
+    call.services.logins.spent(call.app.id, call.now(), cost)  # the overview's "spent today"
     return {"message": "Successfully spent credits", "balance": left}

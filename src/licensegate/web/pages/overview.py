@@ -88,6 +88,9 @@ def _counted_what(visit: Visit) -> str:
 
 
 async def _online(visit: Visit, app: AppPage) -> dict[str, Any]:
+    """Online now, the seats in use and the credits spent today (this worker's spends written
+    first, as `home` does with logins)."""
+    await visit.services.logins.flush(visit.services.db)
     figures = await overview.online(visit.services.db, app.id, visit.now())
     return {"online": figures, "online_at": visit.now(), "refresh": ONLINE_REFRESH}
 
