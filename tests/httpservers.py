@@ -50,6 +50,9 @@ class Seen:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # Tests send many requests at once (event deliveries, 7 per node): the default backlog of 5
+    # refused some on a loaded machine.
+    request_queue_size = 128
     owner: LocalServer
 
 

@@ -26,6 +26,7 @@ def courier_of(services: Services) -> Courier:
         secrets=services.secrets,
         signers=services.signers,
         mailer=services.mailer,
+        wants=services.event_wants,
     )
 
 

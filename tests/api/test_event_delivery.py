@@ -22,6 +22,7 @@ from licensegate.domain import eventdelivery, eventendpoints, events, expiryeven
 from licensegate.domain.apps import create_application
 from licensegate.eventworker import courier_of
 from licensegate.services import Services
+from licensegate.store import events as store_events
 from tests.conftest import make_settings
 from tests.helpers import Seller, seller_of
 from tests.httpservers import LocalServer, Seen, serving
@@ -196,6 +197,29 @@ async def test_410_disables_the_endpoint(shop: Shop, receiver: LocalServer, serv
     assert (endpoint["enabled"], endpoint["disabled_reason"]) == (1, None)
 
 
+async def test_410_tells_every_worker_the_login_events_are_no_longer_wanted(
+    shop: Shop, receiver: LocalServer, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app_id = shop.seller.app_id
+    await shop.seller.ok("editeventwebhook", id=shop.endpoint, events="all,user.logged_in")
+    assert await services.event_wants.get(services.db, app_id) == frozenset(
+        {"user.logged_in", "blacklist.hit"}
+    )
+    told: list[int] = []
+    announce = services.event_wants.changed
+
+    async def spy(changed: int) -> None:
+        told.append(changed)
+        await announce(changed)
+
+    monkeypatch.setattr(services.event_wants, "changed", spy)
+    receiver.reply("/hook", b"gone", status=410)
+    await shop.seller.ok("adduser", user="gina", sub="default", expiry=30)
+    assert await shop.deliver() == 1
+    assert told == [app_id]
+    assert await services.event_wants.get(services.db, app_id) == frozenset()
+
+
 async def test_repeated_failures_email_the_owner_once(
     db_url: str,
     tmp_path: Path,
@@ -305,27 +329,49 @@ async def test_include_keys_sends_the_full_key(shop: Shop, receiver: LocalServer
 
 
 async def test_two_workers_deliver_each_event_once(
-    shop: Shop, receiver: LocalServer, services: Services, settings: Settings, clock: MovableClock
+    shop: Shop,
+    receiver: LocalServer,
+    services: Services,
+    settings: Settings,
+    clock: MovableClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Two nodes (each its own Services: its own connections) drain one queue at once: each event
+    is delivered once, and both nodes delivered some. Both run on one event loop, so the second
+    node claims while the first node's first batch is on the wire (its requests wait on the
+    network): both take part by the order of the loop, not by timing."""
     for n in range(60):
         async with services.db.transaction() as tx:
             await events.record(tx, shop.seller.app_id, "app.paused", clock.now(), {"n": n})
     other = await Services.open(settings, clock=clock)  # a second node: its own connections
+    claimed: dict[int, list[str]] = {id(services.db): [], id(other.db): []}  # event ids, by node
+    claim = store_events.claim
+
+    async def noting(db: Any, **how: Any) -> list[store_events.DueRow]:
+        rows = await claim(db, **how)
+        claimed[id(db)].extend(row["event_id"] for row in rows)
+        return rows
+
+    monkeypatch.setattr(store_events, "claim", noting)
     try:
         couriers = [courier_of(services), courier_of(other)]
 
         async def drain(courier: eventdelivery.Courier) -> int:
             made = 0
-            while claimed := await eventdelivery.deliver_due(courier, limit=7):
-                made += claimed
+            while got := await eventdelivery.deliver_due(courier, limit=7):
+                made += got
             return made
 
         made = await asyncio.gather(*(drain(c) for c in couriers))
     finally:
         await other.close()
-    assert sum(made) == 60
+    first, second = claimed.values()
+    assert first  # both nodes took part
+    assert second
+    assert sorted(made) == sorted([len(first), len(second)])
+    assert len(first + second) == len(set(first + second)) == 60  # no event claimed twice
     ids = [seen.headers["licensegate-event-id"] for seen in receiver.requests]
-    assert len(ids) == len(set(ids)) == 60
+    assert sorted(ids) == sorted(first + second)  # each sent once
     assert await shop.state() == ["delivered"] * 60
 
 

@@ -15,6 +15,7 @@ from licensegate.domain import events, users
 from licensegate.domain.permissions import Scope
 from licensegate.services import Services
 from licensegate.store import blacklists as blacklist_store
+from licensegate.store import bulk
 from tests.conftest import make_settings
 from tests.helpers import Seller, client_of
 from tests.httpservers import LocalServer, serving
@@ -122,12 +123,43 @@ async def test_client_register_and_redeem_write_events(
         "key.created",
         "key.created",
         "key.redeemed",
+        "subscription.granted",
         "user.registered",
         "key.redeemed",
+        "subscription.granted",
         "user.registered",
     ]
-    assert got[3][1]["via"] == "register"
-    assert got[5][1]["via"] == "license"
+    assert got[4][1]["via"] == "register"
+    assert got[7][1]["via"] == "license"
+    granted = got[3][1]
+    assert granted["user"]["username"] == "bob"
+    assert (granted["subscription"], granted["seconds"], granted["users"]) == ("default", 10 * 86400, 1)
+    assert keys["keys"][0] not in orjson.dumps(granted).decode()  # the key masked
+
+
+async def test_upgrade_reports_the_redemption_and_each_grant(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    """Upgrade Access: key.redeemed, then per subscription of the key's level granted (new) or
+    extended (running), in its transaction."""
+    await seller.ok("addsub", name="extra", level=2)
+    await seller.ok("adduser", user="erin", sub="default", expiry=30, **{"pass": "erin-password-1"})
+    one = (await seller.ok("add", expiry=5, mask="****-****-****", level=1, amount=1, format="json"))["keys"]
+    two = (await seller.ok("add", expiry=5, mask="****-****-****", level=2, amount=1, format="json"))["keys"]
+    await add_endpoint(seller, receiver, "key.redeemed,subscription.granted,subscription.extended")
+    client = client_of(seller)
+    await client.init()
+    await client.ok("upgrade", username="erin", key=one[0])
+    await client.ok("upgrade", username="erin", key=two[0])
+    got = await recorded(services, seller.app_id)
+    assert [(name, data.get("subscription")) for name, data in got] == [
+        ("key.redeemed", None),
+        ("subscription.extended", "default"),
+        ("key.redeemed", None),
+        ("subscription.granted", "extra"),
+    ]
+    assert got[1][1]["user"]["username"] == "erin"
+    assert got[3][1]["seconds"] == 5 * 86400
 
 
 async def test_no_endpoint_no_event_and_opt_in_needs_its_name(
@@ -263,3 +295,82 @@ async def test_logged_in_is_written_in_the_logins_transaction(
     got = await recorded(services, seller.app_id)
     assert [name for name, _ in got] == ["user.logged_in", "user.logged_in"]
     assert got[0][1]["hwid"] == "H1"
+
+
+async def test_bulk_deletes_report_each_batch_in_its_transaction(
+    services: Services, seller: Seller, receiver: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One event per batch, listing that batch's users (keys, sessions) with its count, written
+    by the batch's own transaction; every row deleted is listed once."""
+    monkeypatch.setattr(bulk, "BATCH_ROWS", 2)
+    for name in ("u1", "u2", "u3", "u4", "u5"):
+        await seller.ok("adduser", user=name, sub="default", expiry=30)
+    keys = (await seller.ok("add", expiry=10, mask="****-****-****", level=1, amount=3, format="json"))[
+        "keys"
+    ]
+    for key in keys:
+        client = client_of(seller)
+        await client.init()
+        await client.ok("license", key=key, hwid="H1")
+    await add_endpoint(seller, receiver, "user.deleted,key.deleted,session.ended")
+    await seller.ok("killall")
+    await seller.ok("delalllicenses")
+    await seller.ok("delallusers")
+    got = await recorded(services, seller.app_id)
+    assert [(name, data["count"]) for name, data in got] == [
+        ("session.ended", 2),
+        ("session.ended", 1),
+        ("key.deleted", 2),
+        ("key.deleted", 1),
+        ("user.deleted", 2),
+        ("user.deleted", 2),
+        ("user.deleted", 2),
+        ("user.deleted", 2),
+    ]
+    users = [user["username"] for name, data in got if name == "user.deleted" for user in data["users"]]
+    assert sorted(users) == sorted(["u1", "u2", "u3", "u4", "u5", *keys])
+    listed = [key["id"] for name, data in got if name == "key.deleted" for key in data["keys"]]
+    assert len(set(listed)) == 3
+    key_events = orjson.dumps([data for name, data in got if name == "key.deleted"]).decode()
+    assert not any(key in key_events for key in keys)  # masked
+    assert {data["reason"] for name, data in got if name == "session.ended"} == {"seller"}
+    assert got[4][1]["which"] == "all"
+
+
+async def test_a_bulk_delete_stopped_mid_way_reports_what_it_did(
+    services: Services, seller: Seller, receiver: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk, "BATCH_ROWS", 2)
+    for name in ("v1", "v2", "v3", "v4", "v5"):
+        await seller.ok("adduser", user=name, sub="default", expiry=30)
+    await add_endpoint(seller, receiver, "user.deleted")
+    real = events.record
+    calls = 0
+
+    async def fails_second(*args: Any, **kwargs: Any) -> bool:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("the disk broke")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(events, "record", fails_second)
+    with pytest.raises(RuntimeError):
+        await users.delete_all(services.db, Scope(seller.app_id), services.clock.now())
+    got = await recorded(services, seller.app_id)
+    assert [(name, data["count"]) for name, data in got] == [("user.deleted", 2)]
+    gone = {user["username"] for user in got[0][1]["users"]}
+    left = {row["username"] for row in await services.db.fetch_all("SELECT username FROM users")}
+    assert gone | left == {"v1", "v2", "v3", "v4", "v5"}
+    assert not gone & left
+    assert len(left) == 3  # the second batch rolled back with its event
+
+
+async def test_a_bulk_delete_nobody_wants_reported_writes_no_event(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    await seller.ok("adduser", user="w1", sub="default", expiry=30)
+    await add_endpoint(seller, receiver, "user.banned")
+    await seller.ok("delallusers")
+    assert await names(services, seller.app_id) == []
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 0

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from licensegate import ids, outbound
+from licensegate.appcache import AppCache
 from licensegate.clock import Clock
 from licensegate.config import Settings
 from licensegate.domain.appkeys import Signers
@@ -61,6 +62,7 @@ class Courier:
     secrets: SecretBox
     signers: Signers
     mailer: Mailer
+    wants: AppCache[frozenset[str]]  # the login-path events each application wants (events.login_cache)
 
 
 def backoff(attempt: int) -> int:
@@ -272,6 +274,8 @@ async def _deliver_one(courier: Courier, row: store.DueRow) -> None:
             ):
                 alert_to = await store.owner_email(tx, row["account_id"])
         await _note(tx, row, sent, outcome, now)
+    if outcome == "disabled":  # committed: every worker forgets what the application's endpoints want
+        await courier.wants.changed(row["app_id"])
     if alert_to and courier.mailer.configured:
         courier.mailer.send_later(
             alert_to,

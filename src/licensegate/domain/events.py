@@ -13,7 +13,7 @@ writes nothing. Delivery is `domain.eventdelivery`'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import orjson
@@ -21,8 +21,9 @@ import orjson
 from licensegate import ids
 from licensegate.appcache import AppCache
 from licensegate.invalidation import Invalidation
+from licensegate.store import bulk
 from licensegate.store import events as store
-from licensegate.store.database import Database, Executor
+from licensegate.store.database import Database, Executor, Row
 
 PAYLOAD_VERSION = 1
 
@@ -158,15 +159,82 @@ async def wanted(db: Executor, app_id: int, names: tuple[str, ...]) -> bool:
     return await store.wanted(db, app_id, [(name, CATALOGUE[name].opt_in) for name in names])
 
 
-async def record_bulk(
-    db: Database, app_id: int, name: str, now: int, data: Mapping[str, Any], count: int
-) -> None:
-    """One event for a bulk change (delete every user, every used key) with its `count`. Such a
-    change runs in batches, each its own transaction (store/bulk.py), so it is reported once,
-    after its last batch: a process that dies mid-way leaves the batches done unreported."""
-    if count:
-        async with db.transaction() as tx:
-            await record(tx, app_id, name, now, {**data, "count": count})
+async def batch_reporter(
+    db: Executor,
+    app_id: int,
+    name: str,
+    now: int,
+    data: Mapping[str, Any],
+    *,
+    listed: str,
+    entry: Callable[[Row], dict[str, Any]],
+) -> bulk.Report | None:
+    """For a bulk change that runs in batches, each its own transaction (store/bulk.py): what
+    writes one event per batch, in that batch's transaction, with the batch's rows (`listed`:
+    `entry` of each row) and their `count`. So every row deleted is reported by the transaction
+    that deleted it, and a delete stopped mid-way reports what it did. None when no endpoint
+    wants the event (the change then runs unreported, as one statement on PostgreSQL)."""
+    if not await wanted(db, app_id, (name,)):
+        return None
+
+    async def report(tx: Executor, rows: list[Row]) -> None:
+        await record(
+            tx, app_id, name, now, {**data, listed: [entry(row) for row in rows], "count": len(rows)}
+        )
+
+    return report
+
+
+async def users_deleted(db: Executor, app_id: int, which: str, now: int) -> bulk.Report | None:
+    """`user.deleted` for each batch of a bulk delete (`which`: all, expired, reseller)."""
+
+    def entry(row: Row) -> dict[str, Any]:  # store.users.DELETED_COLUMNS
+        return user_ref(row["id"], row["username"])
+
+    data = {"user": None, "which": which}
+    return await batch_reporter(db, app_id, "user.deleted", now, data, listed="users", entry=entry)
+
+
+async def keys_deleted(db: Executor, app_id: int, which: str, now: int, **more: Any) -> bulk.Report | None:
+    """`key.deleted` for each batch of a bulk delete (`which`: unused, used, all, subscription,
+    reseller), its keys masked."""
+
+    def entry(row: Row) -> dict[str, Any]:  # store.licenses.DELETED_COLUMNS
+        return key_ref(row["key"], id=row["id"], level=row["level"])
+
+    data = {"key": None, "which": which, **more}
+    return await batch_reporter(db, app_id, "key.deleted", now, data, listed="keys", entry=entry)
+
+
+async def sessions_ended(
+    db: Executor, app_id: int, reason: str, now: int, ip: str | None = None
+) -> bulk.Report | None:
+    """`session.ended` for each batch of sessions ended in bulk (`reason`: seller, app_paused)."""
+
+    def entry(row: Row) -> dict[str, Any]:  # store.sessions.ENDED_COLUMNS
+        return {"user_id": row["user_id"], "credential": row["credential"], "ip": row["ip"]}
+
+    data = {"credential": None, "ip": ip, "reason": reason}
+    return await batch_reporter(db, app_id, "session.ended", now, data, listed="sessions", entry=entry)
+
+
+async def granted_by_key(
+    tx: Executor,
+    app_id: int,
+    now: int,
+    *,
+    extended: bool,
+    user: dict[str, Any],
+    subscription: str,
+    seconds: int,
+    key: str,
+    key_data: dict[str, Any],
+) -> bool:
+    """`subscription.granted` (or `.extended`, a running grant lengthened) for one subscription a
+    redeemed key gave its user, with the transaction that gave it."""
+    name = "subscription.extended" if extended else "subscription.granted"
+    data = {"user": user, "subscription": subscription, "seconds": seconds, "users": 1, "key": key_data}
+    return await record(tx, app_id, name, now, data, license_key=key)
 
 
 async def import_finished(

@@ -184,6 +184,12 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
     subs = await subscription_store.for_level(tx, app_id, used["level"])
     if not subs:
         raise errorcodes.LEVEL_HAS_NO_SUBSCRIPTION(level=used["level"])
+    used_key = str(key_row["key"])
+    key_data = events.key_ref(used_key, id=key_row["id"], level=used["level"])
+    user_data = events.user_ref(user_id, user["username"])
+    await events.record(
+        tx, app_id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=used_key
+    )
     for sub in subs:
         # While the subscription is paused its clock stands still: start the grant at the
         # pause, so unpausing (which adds the pause's length) leaves it the full duration.
@@ -196,17 +202,17 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
             key_id=key_row["id"],
             now=now,
         )
-    await events.record(
-        tx,
-        app_id,
-        "key.redeemed",
-        now,
-        {
-            "key": events.key_ref(used_key := str(key_row["key"]), id=key_row["id"], level=used["level"]),
-            "user": events.user_ref(user_id, user["username"]),
-        },
-        license_key=used_key,
-    )
+        await events.granted_by_key(
+            tx,
+            app_id,
+            now,
+            extended=False,
+            user=user_data,
+            subscription=sub["name"],
+            seconds=used["duration"],
+            key=used_key,
+            key_data=key_data,
+        )
     return True
 
 
@@ -306,17 +312,20 @@ async def delete_many(db: Database, scope: Scope, keys: list[str], *, user_too: 
 
 async def delete_matching(db: Database, scope: Scope, which: str, now: int) -> int:
     """Bulk delete (`unused`, `used` or `all`). The users keep the time the keys gave them."""
-    deleted = await store.delete_matching(db, scope.app_id, which, reseller_id=scope.reseller_id)
-    await events.record_bulk(db, scope.app_id, "key.deleted", now, {"key": None, "which": which}, deleted)
-    return deleted
+    report = await events.keys_deleted(db, scope.app_id, which, now)
+    return await store.delete_matching(db, scope.app_id, which, reseller_id=scope.reseller_id, report=report)
 
 
-async def delete_for_subscription(db: Database, scope: Scope, sub_name: str, *, unused_only: bool) -> int:
+async def delete_for_subscription(
+    db: Database, scope: Scope, sub_name: str, *, unused_only: bool, now: int
+) -> int:
     """Delete the keys whose level is this subscription's level, in batches (not one transaction:
     a long delete must not hold the database). Users keep what they were granted."""
     sub = await get_subscription(db, scope.app_id, sub_name)
+    report = await events.keys_deleted(db, scope.app_id, "subscription", now, subscription=sub_name)
+    which = "unused" if unused_only else "all"
     return await store.delete_level(
-        db, scope.app_id, sub["level"], "unused" if unused_only else "all", reseller_id=scope.reseller_id
+        db, scope.app_id, sub["level"], which, reseller_id=scope.reseller_id, report=report
     )
 
 

@@ -373,7 +373,7 @@ async def _usable_key(
     return row, account_of(rows)
 
 
-FIRST_USE_EVENTS = ("key.redeemed", "user.registered")
+FIRST_USE_EVENTS = ("key.redeemed", "user.registered", "subscription.granted")
 
 
 class NewUser(NamedTuple):
@@ -609,6 +609,11 @@ async def upgrade(
         subs = await subscription_store.for_level(tx, app.id, used["level"])
         if not subs:
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
+        key_data = events.key_ref(key, id=key_row["id"], level=used["level"])
+        user_data = events.user_ref(user["user_id"], user["username"])
+        await events.record(
+            tx, app.id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=key
+        )
         for sub in subs:
             extended = await store.extend_running_grant(tx, user["user_id"], sub["id"], used["duration"], now)
             if not extended:
@@ -621,4 +626,15 @@ async def upgrade(
                     key_id=key_row["id"],
                     now=now,
                 )
+            await events.granted_by_key(
+                tx,
+                app.id,
+                now,
+                extended=bool(extended),
+                user=user_data,
+                subscription=sub["name"],
+                seconds=used["duration"],
+                key=key,
+                key_data=key_data,
+            )
     return [sub["name"] for sub in subs]

@@ -200,24 +200,26 @@ async def kill(db: Database, app_id: int, session_id: str, now: int) -> dict[str
         if row is None:
             raise errorcodes.SESSION_NOT_FOUND()
         await events.record(
-            tx, app_id, "session.ended", now, {"credential": row["credential"], "ip": row["ip"], "count": 1}
+            tx,
+            app_id,
+            "session.ended",
+            now,
+            {"credential": row["credential"], "ip": row["ip"], "count": 1, "reason": "seller"},
         )
     return {"credential": row["credential"], "ip": row["ip"], "validated": 1 if row["validated"] else 0}
 
 
 async def kill_all(db: Database, app_id: int, now: int) -> int:
-    ended = await store.delete_all(db, app_id)
-    await events.record_bulk(db, app_id, "session.ended", now, {"credential": None, "ip": None}, ended)
-    return ended
+    report = await events.sessions_ended(db, app_id, "seller", now)
+    return await store.delete_all(db, app_id, report=report)
 
 
 async def kill_by_ip(db: Database, app_id: int, ip: str, now: int) -> tuple[str, int]:
     """End every session from this address (compared in canonical form); returns the canonical
     address and how many sessions ended."""
     canonical = parse_ip(ip)
-    ended = await store.delete_by_ip(db, app_id, canonical)
-    await events.record_bulk(db, app_id, "session.ended", now, {"credential": None, "ip": canonical}, ended)
-    return canonical, ended
+    report = await events.sessions_ended(db, app_id, "seller", now, ip=canonical)
+    return canonical, await store.delete_by_ip(db, app_id, canonical, report=report)
 
 
 USER_SESSIONS_SHOWN = 100

@@ -296,7 +296,9 @@ class Deleted:
     users: int  # users that belonged to it, deleted with it (purge)
 
 
-async def delete_account(db: Database, app_id: int, username: str, *, purge: bool = False) -> Deleted:
+async def delete_account(
+    db: Database, app_id: int, username: str, *, now: int, purge: bool = False
+) -> Deleted:
     """Delete a reseller or manager of this application with its seller keys. What it created
     stays (unlinked from it), unless `purge`: then the license keys it generated and the users
     that belong to it (a reseller's) go first."""
@@ -307,8 +309,10 @@ async def delete_account(db: Database, app_id: int, username: str, *, purge: boo
         # Disabled first, so it makes nothing more while its keys and users are deleted (in
         # batches, not one transaction: see store.bulk).
         await store.update_account(db, account_id, disabled=True)
-        keys = await license_store.delete_matching(db, app_id, "all", reseller_id=account_id)
-        users = await user_store.delete_all(db, app_id, reseller_id=account_id)
+        report = await events.keys_deleted(db, app_id, "reseller", now, reseller=row["username"])
+        keys = await license_store.delete_matching(db, app_id, "all", reseller_id=account_id, report=report)
+        report = await events.users_deleted(db, app_id, "reseller", now)
+        users = await user_store.delete_all(db, app_id, reseller_id=account_id, report=report)
     async with db.transaction() as tx:
         deleted = await store.delete_account(tx, app_id, account_id)
     if not deleted:

@@ -298,18 +298,14 @@ async def delete_by_name(db: Database, scope: Scope, username: str, now: int) ->
 
 
 async def delete_all(db: Database, scope: Scope, now: int) -> int:
-    deleted = await store.delete_all(db, scope.app_id, reseller_id=scope.reseller_id)
-    await events.record_bulk(db, scope.app_id, "user.deleted", now, {"user": None, "which": "all"}, deleted)
-    return deleted
+    report = await events.users_deleted(db, scope.app_id, "all", now)
+    return await store.delete_all(db, scope.app_id, reseller_id=scope.reseller_id, report=report)
 
 
 async def delete_expired(db: Database, scope: Scope, now: int) -> int:
     """Delete the users with no time left; a paused user is not expired."""
-    deleted = await store.delete_expired(db, scope.app_id, now, reseller_id=scope.reseller_id)
-    await events.record_bulk(
-        db, scope.app_id, "user.deleted", now, {"user": None, "which": "expired"}, deleted
-    )
-    return deleted
+    report = await events.users_deleted(db, scope.app_id, "expired", now)
+    return await store.delete_expired(db, scope.app_id, now, reseller_id=scope.reseller_id, report=report)
 
 
 class UserPage(NamedTuple):

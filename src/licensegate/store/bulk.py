@@ -10,10 +10,13 @@ batch re-checking the condition, and rows added while it runs (with a larger key
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from licensegate.store.database import Executor
+from licensegate.store.database import Database, Executor, Row
+
+# Told, in a batch's own transaction, the rows (`returning` columns) that batch deleted.
+Report = Callable[[Executor, list[Row]], Awaitable[None]]
 
 BATCH_ROWS = 500
 
@@ -64,3 +67,45 @@ async def delete_where(db: Executor, table: str, where: str, *args: Any) -> int:
             f"DELETE FROM {table} NOT INDEXED WHERE rowid IN ({_marks(len(keys))}) AND {where}", *keys, *args
         )
     return deleted
+
+
+async def delete_reported(
+    db: Database, table: str, where: str, *args: Any, returning: str, report: Report
+) -> int:
+    """`delete_where` that tells `report` what each batch deleted, in that batch's transaction
+    (for its events), on both databases: one transaction per `BATCH_ROWS` rows, walked in the
+    order of the table's key up to the last row there was when it began. Returns how many rows
+    went."""
+    key = "rowid" if db.dialect == "sqlite" else "id"
+    hint = " NOT INDEXED" if db.dialect == "sqlite" else ""
+    last = await db.fetch_value(f"SELECT MAX({key}) FROM {table}")
+    after: tuple[Any, ...] = ()
+    deleted = 0
+    while last is not None:
+        async with db.transaction() as tx:
+            rows = await tx.fetch_all(
+                f"DELETE FROM {table}{hint} WHERE {key} IN (SELECT {key} FROM {table}{hint} WHERE {where} "
+                f"AND {key} <= ?{f' AND {key} > ?' if after else ''} ORDER BY {key} LIMIT {BATCH_ROWS}) "
+                f"AND {where} RETURNING {key} AS bulk_key, {returning}",
+                *args,
+                last,
+                *after,
+                *args,
+            )
+            if rows:
+                await report(tx, rows)
+        if not rows:  # (a short batch may be one whose rows changed meanwhile: look again)
+            return deleted
+        deleted += len(rows)
+        after = (max(row["bulk_key"] for row in rows),)
+        await asyncio.sleep(0)  # the requests that queued meanwhile go first
+    return deleted
+
+
+async def delete(
+    db: Database, table: str, where: str, *args: Any, returning: str, report: Report | None
+) -> int:
+    """`delete_reported` when there is a `report` to make, else `delete_where`."""
+    if report is None:
+        return await delete_where(db, table, where, *args)
+    return await delete_reported(db, table, where, *args, returning=returning, report=report)

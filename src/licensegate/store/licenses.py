@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from licensegate.store import bulk, overview
-from licensegate.store.database import Executor, Row
+from licensegate.store.database import Database, Executor, Row
 from licensegate.store.paging import PageRequest, escape_like, keyset, newest_first_by_range, time_ranges
 
 COLUMNS = (
@@ -132,20 +132,39 @@ async def delete_ids(db: Executor, key_ids: Sequence[int]) -> int:
     return await db.execute(f"DELETE FROM license_keys WHERE id IN ({_marks(len(key_ids))})", *key_ids)
 
 
-async def delete_matching(db: Executor, app_id: int, which: str, *, reseller_id: int | None = None) -> int:
+# What a bulk delete's `report` is told of each key deleted.
+DELETED_COLUMNS = "id, key, level"
+
+
+async def delete_matching(
+    db: Database,
+    app_id: int,
+    which: str,
+    *,
+    reseller_id: int | None = None,
+    report: bulk.Report | None = None,
+) -> int:
     """Delete the keys a filter selects. Grants made from them stay (their key_id becomes NULL)."""
     mine, mine_args = _creator(reseller_id)
-    return await bulk.delete_where(
-        db, "license_keys", f"app_id = ?{FILTERS[which]}{mine}", app_id, *mine_args
+    where = f"app_id = ?{FILTERS[which]}{mine}"
+    return await bulk.delete(
+        db, "license_keys", where, app_id, *mine_args, returning=DELETED_COLUMNS, report=report
     )
 
 
 async def delete_level(
-    db: Executor, app_id: int, level: str, which: str, *, reseller_id: int | None = None
+    db: Database,
+    app_id: int,
+    level: str,
+    which: str,
+    *,
+    reseller_id: int | None = None,
+    report: bulk.Report | None = None,
 ) -> int:
     mine, mine_args = _creator(reseller_id)
-    return await bulk.delete_where(
-        db, "license_keys", f"app_id = ? AND level = ?{FILTERS[which]}{mine}", app_id, level, *mine_args
+    where = f"app_id = ? AND level = ?{FILTERS[which]}{mine}"
+    return await bulk.delete(
+        db, "license_keys", where, app_id, level, *mine_args, returning=DELETED_COLUMNS, report=report
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, TypedDict, cast
 
 from licensegate.store import apps, bulk
-from licensegate.store.database import Executor, Row
+from licensegate.store.database import Database, Executor, Row
 from licensegate.store.paging import PageRequest, keyset
 
 _LIVE = "app_id = ? AND expires_at > ?"
@@ -80,12 +80,18 @@ async def delete(db: Executor, app_id: int, *keys: str) -> Row | None:
     return rows[0] if rows else None
 
 
-async def delete_all(db: Executor, app_id: int) -> int:
-    return await bulk.delete_where(db, "sessions", "app_id = ?", app_id)
+# What a bulk end's `report` is told of each session ended.
+ENDED_COLUMNS = "user_id, credential, ip"
 
 
-async def delete_by_ip(db: Executor, app_id: int, ip: str) -> int:
-    return await bulk.delete_where(db, "sessions", "app_id = ? AND ip = ?", app_id, ip)
+async def delete_all(db: Database, app_id: int, *, report: bulk.Report | None = None) -> int:
+    return await bulk.delete(db, "sessions", "app_id = ?", app_id, returning=ENDED_COLUMNS, report=report)
+
+
+async def delete_by_ip(db: Database, app_id: int, ip: str, *, report: bulk.Report | None = None) -> int:
+    return await bulk.delete(
+        db, "sessions", "app_id = ? AND ip = ?", app_id, ip, returning=ENDED_COLUMNS, report=report
+    )
 
 
 # --- the client API's side: opening, finding, validating and ending sessions ------------------

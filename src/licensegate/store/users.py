@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from licensegate.store import bulk, overview
-from licensegate.store.database import Executor, Row
+from licensegate.store.database import Database, Executor, Row
 from licensegate.store.grants import LIVE_GRANT
 from licensegate.store.paging import PageRequest, escape_like, keyset, newest_first_by_range, time_ranges
 from licensegate.store.subscriptions import ACTIVE_GRANT
@@ -417,16 +417,26 @@ async def case_twins(db: Executor, app_id: int, limit: int) -> list[str]:
     return [row["username"] for row in rows]
 
 
-async def delete_all(db: Executor, app_id: int, *, reseller_id: int | None = None) -> int:
+# What a bulk delete's `report` is told of each user deleted.
+DELETED_COLUMNS = "id, username"
+
+
+async def delete_all(
+    db: Database, app_id: int, *, reseller_id: int | None = None, report: bulk.Report | None = None
+) -> int:
     mine, mine_args = _owned(reseller_id)
-    return await bulk.delete_where(db, "users", f"app_id = ?{mine}", app_id, *mine_args)
+    return await bulk.delete(
+        db, "users", f"app_id = ?{mine}", app_id, *mine_args, returning=DELETED_COLUMNS, report=report
+    )
 
 
-async def delete_expired(db: Executor, app_id: int, now: int, *, reseller_id: int | None = None) -> int:
+async def delete_expired(
+    db: Database, app_id: int, now: int, *, reseller_id: int | None = None, report: bulk.Report | None = None
+) -> int:
     """Delete the users without a live grant (store.grants.LIVE_GRANT): a user whose
     time is frozen by a pause is not expired."""
     mine, mine_args = _owned(reseller_id)
-    return await bulk.delete_where(
+    return await bulk.delete(
         db,
         "users",
         f"app_id = ?{mine} AND NOT EXISTS ("
@@ -435,6 +445,8 @@ async def delete_expired(db: Executor, app_id: int, now: int, *, reseller_id: in
         app_id,
         *mine_args,
         now,
+        returning=DELETED_COLUMNS,
+        report=report,
     )
 
 

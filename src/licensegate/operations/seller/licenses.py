@@ -293,7 +293,7 @@ async def delete_all(call: SellerCall) -> dict[str, Any]:
 async def delete_for_subscription(call: SellerCall) -> dict[str, Any]:
     """Delete the keys whose level is this subscription's level. Users keep what they were granted."""
     deleted = await licenses.delete_for_subscription(
-        call.db, call.scope, call.args.text("sub"), unused_only=call.args.flag("unusedOnly")
+        call.db, call.scope, call.args.text("sub"), unused_only=call.args.flag("unusedOnly"), now=call.now()
     )
     return {"message": "Successfully deleted the subscription's license keys!", "deleted": deleted}
 

@@ -153,7 +153,9 @@ async def delete_account(call: SellerCall) -> dict[str, Any]:
     """Delete a reseller or manager of this application (also serves "Delete Manager") and its
     seller keys. The keys and users it created stay, unless purge=1."""
     purge = call.args.flag("purge")
-    gone = await team.delete_account(call.db, call.app_id, call.args.text("user"), purge=purge)
+    gone = await team.delete_account(
+        call.db, call.app_id, call.args.text("user"), purge=purge, now=call.now()
+    )
     after = {"deleted_keys": gone.keys, "deleted_users": gone.users} if purge else None
     call.record(_target(gone.account["username"]), before=_settings(gone.account), after=after)
     return {"message": "Successfully deleted account!", "deletedkeys": gone.keys, "deletedusers": gone.users}
