@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hmac
 import logging
 import os
@@ -106,6 +107,17 @@ async def refresh_overviews(services: Services) -> None:
             log.warning("refreshing the overview's counts: %s; will try again", exc)
         except Exception:
             log.exception("refreshing the overview's counts failed; will try again")
+
+
+def settle_heap() -> None:
+    """Put what start-up made (modules, the operations' declarations, open connections: about
+    150,000 objects) out of the garbage collector's sight, once a worker is ready to serve. A full
+    collection scans every object it tracks and stops the event loop meanwhile: over that heap it
+    took 30-550 ms (quiet to heavily loaded machine), a request's whole latency budget many times
+    over, whenever enough objects had outlived their requests to trigger one. Frozen objects are
+    never scanned again (they would be kept alive anyway); what requests make is collected as before."""
+    gc.collect()  # no garbage frozen with the rest
+    gc.freeze()
 
 
 _HEALTHY = b'{"status":"ok"}'
@@ -359,6 +371,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
         overview_counts = asyncio.create_task(refresh_overviews(opened))
         event_deliveries = asyncio.create_task(eventworker.keep_delivering(opened))
         writer = asyncio.create_task(snapshots.keep_writing()) if folder is not None else None
+        settle_heap()
         try:
             yield
         finally:
