@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -97,8 +96,8 @@ class MemoryRateLimiter:
         self._hits_since_sweep = 0
 
     def _share(self, limit: int) -> int:
-        """This worker's part of a limit, rounded up."""
-        return math.ceil(limit / self._workers)
+        """This worker's part of a limit, rounded up (in integers: no float on the way)."""
+        return -(-limit // self._workers)
 
     def _count(self, key: str, limit: int, window: int, now: int) -> int:
         end = (now // window + 1) * window
@@ -127,15 +126,21 @@ class MemoryRateLimiter:
         return (await self.admit_all(checks))[1]
 
     async def admit_all(self, checks: Sequence[Check]) -> Admitted:
+        # On every client call: each counter's window and place worked out once, then counted.
         now = self._clock.now()
         self._sweep(now)
+        counts, workers = self._counts, self._workers
+        admitted: list[tuple[tuple[int, str], int]] = []
         for position, (key, limit, window) in enumerate(checks, 1):
             end = (now // window + 1) * window
-            current = self._counts.get((window, key))
-            if current is not None and current[0] == end and current[1] >= self._share(limit):
+            bucket = (window, key)
+            current = counts.get(bucket)
+            if current is not None and current[0] == end and current[1] >= -(-limit // workers):
                 return position, _retry(window, now)
-        for key, limit, window in checks:
-            self._count(key, limit, window, now)
+            admitted.append((bucket, end))
+        for bucket, end in admitted:
+            current = counts.get(bucket)  # read again: two checks may name one counter
+            counts[bucket] = (end, current[1] + 1 if current is not None and current[0] == end else 1)
         return 0, 0
 
     def _sweep(self, now: int) -> None:
