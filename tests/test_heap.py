@@ -33,12 +33,10 @@ async def test_a_started_worker_has_frozen_its_start_up_heap_and_still_collects_
     app = build_app(settings)  # no services given: the lifespan opens them, as a worker's does
     gc.unfreeze()
     async with app.app.router.lifespan_context(app.app):
-        assert gc.get_freeze_count() > 0
-        frozen = gc.get_freeze_count()
+        assert gc.get_freeze_count() > 100_000  # the modules, declarations and services
         a, b = Node(), Node()
         a.other, b.other = b, a  # a cycle made after start-up
         gone = weakref.ref(a)
         del a, b
         gc.collect()
         assert gone() is None
-        assert gc.get_freeze_count() == frozen
