@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from licensegate.appcache import AppCache
-from licensegate.domain import errorcodes
+from licensegate.domain import errorcodes, events
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
 from licensegate.domain.errors import ErrorCode
@@ -28,7 +28,7 @@ from licensegate.invalidation import Invalidation
 from licensegate.store import credits as store
 from licensegate.store.credits import CreditRow as CreditRow
 from licensegate.store.credits import Owner as Owner
-from licensegate.store.database import Executor
+from licensegate.store.database import Database, Executor
 
 PERIODS = ("day", "week", "month")
 MAXIMUM = 10**12  # a balance never goes above this (far beyond any real use; fits BIGINT sums)
@@ -137,39 +137,77 @@ async def show(db: Executor, to: Target, now: int) -> CreditRow:
     return row
 
 
-async def set_balance(db: Executor, app_id: int, to: Target, balance: int, now: int) -> CreditRow:
+CHANGED = "credits.changed"
+SPENT = "credits.spent"
+
+
+async def _changed(
+    tx: Executor, app_id: int, to: Target, change: str, row: CreditRow | None, now: int, **more: object
+) -> None:
+    """`credits.changed`, in the transaction of the seller's change."""
+    name = to.label.split(":", 1)[1]
+    who = (
+        {"user": events.user_ref(to.owner_id, name)}
+        if to.owner == "user"
+        else {"key": events.key_ref(name, id=to.owner_id)}
+    )
+    data = {**who, "change": change, "balance": None if row is None else row["balance"], **more}
+    await events.record(tx, app_id, CHANGED, now, data, license_key=name if to.owner == "key" else None)
+
+
+async def set_balance(db: Database, app_id: int, to: Target, balance: int, now: int) -> CreditRow:
     """Create the balance or set it to `balance` (a refill rule already set stays)."""
-    await store.set_balance(db, app_id, to.owner, to.owner_id, balance, now)
-    return await show(db, to, now)
+    async with db.transaction() as tx:
+        await store.set_balance(tx, app_id, to.owner, to.owner_id, balance, now)
+        row = await show(tx, to, now)
+        await _changed(tx, app_id, to, "set", row, now)
+    return row
 
 
-async def add(db: Executor, to: Target, amount: int, now: int) -> CreditRow:
+async def add(db: Database, app_id: int, to: Target, amount: int, now: int) -> CreditRow:
     """Add `amount` (negative: take it), refused when the balance would leave 0..MAXIMUM."""
-    row = await show(db, to, now)
-    after = await store.add(db, row["id"], amount, MAXIMUM)
-    if after is None:
-        raise errorcodes.CREDITS_OUT_OF_RANGE(maximum=MAXIMUM, param="amount")
-    return {**row, "balance": after}
+    async with db.transaction() as tx:
+        row = await show(tx, to, now)
+        after = await store.add(tx, row["id"], amount, MAXIMUM)
+        if after is None:
+            raise errorcodes.CREDITS_OUT_OF_RANGE(maximum=MAXIMUM, param="amount")
+        row = {**row, "balance": after}
+        await _changed(tx, app_id, to, "add", row, now, amount=amount)
+    return row
 
 
 async def set_refill(
-    db: Executor, to: Target, *, amount: int | None, period: str | None, at: str | None, now: int
+    db: Database,
+    app_id: int,
+    to: Target,
+    *,
+    amount: int | None,
+    period: str | None,
+    at: str | None,
+    now: int,
 ) -> CreditRow:
     """Set the refill rule (period `none` or absent: no refill); the first refill is the first
     boundary after now (the seller sets today's balance with `setcredits`)."""
-    row = await show(db, to, now)
-    if period in (None, "none"):
-        await store.set_refill(db, row["id"], None, None, 0, now)
-    else:
-        if amount is None:
-            raise errorcodes.INVALID_REFILL(param="amount")
-        minute = parse_time(at) if at is not None else 0
-        await store.set_refill(db, row["id"], amount, period, minute, now)
-    return await show(db, to, now)
+    async with db.transaction() as tx:
+        row = await show(tx, to, now)
+        if period in (None, "none"):
+            await store.set_refill(tx, row["id"], None, None, 0, now)
+        else:
+            if amount is None:
+                raise errorcodes.INVALID_REFILL(param="amount")
+            minute = parse_time(at) if at is not None else 0
+            await store.set_refill(tx, row["id"], amount, period, minute, now)
+        row = await show(tx, to, now)
+        await _changed(tx, app_id, to, "refill", row, now, refill=refill_of(row, now))
+    return row
 
 
-async def delete(db: Executor, to: Target) -> bool:
-    return await store.delete(db, to.owner, to.owner_id)
+async def delete(db: Database, app_id: int, to: Target, now: int) -> bool:
+    async with db.transaction() as tx:
+        removed = await store.delete(tx, to.owner, to.owner_id)
+        if removed:
+            await _changed(tx, app_id, to, "removed", None, now)
+    return removed
 
 
 async def of_session(
@@ -181,10 +219,33 @@ async def of_session(
 
 
 async def spend(
-    db: Executor, app_id: int, user_id: int, credential: str | None, cost: int, msg: Messages, now: int
+    db: Database,
+    app_id: int,
+    user_id: int,
+    credential: str | None,
+    cost: int,
+    msg: Messages,
+    now: int,
+    *,
+    report: bool = False,
 ) -> int:
     """Spend `cost` credits of the session's balance; what is left. Refused, spending nothing,
-    when the balance holds less (`credits_exhausted`) or there is none (`no_credits`)."""
+    when the balance holds less (`credits_exhausted`) or there is none (`no_credits`). With
+    `report` (an endpoint wants `credits.spent`, opt-in: a spend per API call is many events)
+    the spend and its event share a transaction; otherwise it is one conditional UPDATE."""
+    if not report:
+        return await _spend(db, app_id, user_id, credential, cost, msg, now)
+    async with db.transaction() as tx:
+        left = await _spend(tx, app_id, user_id, credential, cost, msg, now)
+        await events.record(
+            tx, app_id, SPENT, now, {"user": events.user_ref(user_id, None), "cost": cost, "balance": left}
+        )
+    return left
+
+
+async def _spend(
+    db: Executor, app_id: int, user_id: int, credential: str | None, cost: int, msg: Messages, now: int
+) -> int:
     row = await of_session(db, app_id, user_id, credential, now)
     if row is None:
         raise errorcodes.NO_CREDITS()

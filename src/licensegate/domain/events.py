@@ -58,6 +58,8 @@ CATALOGUE: dict[str, EventKind] = {
     "subscription.expired": EventKind("a user's subscription ran out"),
     "subscription.paused": EventKind("a subscription was paused for all its users"),
     "session.ended": EventKind("the seller ended client sessions"),
+    "credits.changed": EventKind("the seller set, added to, refilled or removed a credit balance"),
+    "credits.spent": EventKind("the client program spent credits (one per spend: opt-in)", opt_in=True),
     "tamper.reported": EventKind("the client program reported tampering"),
     "blacklist.hit": EventKind("a blacklisted HWID or address was refused"),
     "app.paused": EventKind("the application was paused"),
@@ -74,11 +76,12 @@ CATALOGUE: dict[str, EventKind] = {
 # transaction (domain.logins); a refusal, which changes nothing, has its event alone
 # (`report_refusal`).
 LOGIN_PATH = ("user.logged_in", "user.login_refused", "blacklist.hit")
+HOT_PATH = (*LOGIN_PATH, "credits.spent")  # what the per-worker cache knows (Spend Credits too)
 TOPIC = "event-wants"
 
 
 def login_cache(invalidation: Invalidation) -> AppCache[frozenset[str]]:
-    """Which of `LOGIN_PATH` an application's enabled endpoints want; a change of its endpoints
+    """Which of `HOT_PATH` an application's enabled endpoints want; a change of its endpoints
     announces itself (`AppCache.changed`). A stale answer costs at most one statement that
     writes nothing (`record` checks the endpoints itself), never a wrong event."""
 
@@ -86,7 +89,7 @@ def login_cache(invalidation: Invalidation) -> AppCache[frozenset[str]]:
         lists = await store.enabled_event_lists(db, app_id)  # one statement, whatever the names
         return frozenset(
             name
-            for name in LOGIN_PATH
+            for name in HOT_PATH
             for stored in lists
             if f",{name}," in stored or (stored.startswith(store.ALL) and not CATALOGUE[name].opt_in)
         )

@@ -64,6 +64,7 @@ async def spend(call: ClientCall) -> dict[str, Any]:
         cost,
         await call.messages(),
         call.now(),
+        report=credits.SPENT in await call.services.event_wants.get(call.db, call.app.id),
     )
     call.services.credits_spent += cost
     call.services.logins.spent(call.app.id, call.now(), cost)  # the overview's "spent today"

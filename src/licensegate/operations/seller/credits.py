@@ -95,7 +95,7 @@ async def add_credits(call: SellerCall) -> dict[str, Any]:
     to = await target_of(call)
     now = call.now()
     amount = call.args.integer("amount")
-    row = await credits.add(call.db, to, amount, now)
+    row = await credits.add(call.db, call.app_id, to, amount, now)
     call.record(to.label, before={"balance": row["balance"] - amount}, after={"balance": row["balance"]})
     return {"message": "Successfully added credits", "credits": entry(row, now)}
 
@@ -131,6 +131,7 @@ async def refill_credits(call: SellerCall) -> dict[str, Any]:
     before = await credits.show(call.db, to, now)
     row = await credits.set_refill(
         call.db,
+        call.app_id,
         to,
         amount=call.args.opt_integer("amount"),
         period=call.args.text("period"),
@@ -174,6 +175,6 @@ async def delete_credits(call: SellerCall) -> dict[str, Any]:
     Refusals: `credits_not_set` (404), `credit_target`, `user_not_found`, `key_not_found`."""
     to = await target_of(call)
     before = await credits.show(call.db, to, call.now())
-    await credits.delete(call.db, to)
+    await credits.delete(call.db, call.app_id, to, call.now())
     call.record(to.label, before=_audited(before))
     return {"message": "Successfully removed credits"}
