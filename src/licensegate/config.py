@@ -298,6 +298,12 @@ class Settings:
         "session ends at most this long after its application's interval and grace)",
         minimum=1,
     )
+    recheck_sessions: int = setting(
+        100_000,
+        "logged-in sessions a worker holds so that a re-check or check reads only their login "
+        "versions (one indexed query) instead of the rows behind them; 0 holds none",
+        minimum=0,
+    )
     count_flush_seconds: int = setting(
         5,
         "seconds between a worker's writes of the logins it counted for the overview's charts (a "

@@ -15,8 +15,10 @@ from licensegate.config import Settings
 from licensegate.domain import credits, entitlements, events, namedlimits
 from licensegate.domain.appkeys import DEPLOYMENT_COPY, Signers
 from licensegate.domain.filestore import FileStore, open_file_store
+from licensegate.domain.logins import KnownLogin
 from licensegate.domain.messages import MessageCache
 from licensegate.domain.overview import LoginTally
+from licensegate.domain.recheck import Rechecks
 from licensegate.invalidation import Invalidation, open_invalidation
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
@@ -39,6 +41,7 @@ class Services:
     credited: AppCache[bool]  # whether an application has credit balances (domain.credits.app_cache)
     named_limits: AppCache[namedlimits.AppLimits]  # an application's named rate limits (domain.namedlimits)
     event_wants: AppCache[frozenset[str]]  # login-path events an application wants (domain.events)
+    rechecks: Rechecks[KnownLogin]  # the logged-in sessions this worker holds (domain.recheck)
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     files: FileStore  # file content: a folder (shared or not) or the database
     mailer: Mailer
@@ -94,6 +97,7 @@ class Services:
             credited=credits.app_cache(invalidation),
             named_limits=namedlimits.app_cache(invalidation),
             event_wants=events.login_cache(invalidation),
+            rechecks=Rechecks(settings.recheck_sessions),
             invalidation=invalidation,
             files=open_file_store(db, clock, settings.data_dir, settings.files_dir),
             mailer=Mailer(settings),

@@ -21,6 +21,7 @@ from licensegate.domain import users as user_rules
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import NotFound, Refusal
 from licensegate.domain.messages import Messages
+from licensegate.domain.recheck import Held
 from licensegate.domain.sessions import LICENSE_USER
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
@@ -86,6 +87,20 @@ class LastLogin(TypedDict):
     user_id: int
     last_login_at: int | None
     last_ip: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class KnownLogin:
+    """A License Login as a worker holds it with its session (`domain.recheck`): the key, HWID and
+    address it came with, and what was read for it (the key with its user, their HWIDs and
+    grants), none of them blacklisted. A re-check with the same three uses them while the
+    session's login versions are unchanged."""
+
+    key: str
+    hwid: str | None
+    ip: str
+    key_row: KeyUserRow
+    account: Account
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,15 +206,18 @@ async def admit(
     msg: Messages,
     now: int,
     otp_checked: bool = False,
+    blacklist_checked: bool = False,
 ) -> Login:
-    """Everything after the user is known and their secret checked: ban, blacklist, one-time
-    code (unless `otp_checked`: the customer panel asked for it), HWID, subscriptions; then bind
-    the HWID if one is due and log the session in."""
+    """Everything after the user is known and their secret checked: ban, blacklist (unless
+    `blacklist_checked`: a held login found this client not blacklisted), one-time code (unless
+    `otp_checked`: the customer panel asked for it), HWID, subscriptions; then bind the HWID if
+    one is due and log the session in."""
     user = account.user
     user_id: int = user["user_id"]
     if user["user_banned"] is not None:
         raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
-    await check_blacklist(db, app, client, msg)
+    if not blacklist_checked:
+        await check_blacklist(db, app, client, msg)
     if user["otp_enabled"] and not otp_checked:
         await consume_otp(db, box, user_id, user["otp_secret"], otp_code, msg, now)
 
@@ -246,9 +264,14 @@ async def _logged_in(
         await events.record(tx, app_id, "user.logged_in", now, data)
 
 
+RECORD_EVERY = 60  # seconds: a user's last login from the same address is written this often at most
+
+
 def _login_to_record(user: LastLogin, client: Client, now: int) -> bool:
-    # Nothing to write when this same second's login from this address is already recorded.
-    return bool(user["last_login_at"] != now or user["last_ip"] != client.ip)
+    # A program re-checking its licence from the same address is recorded once a minute, not at
+    # every call (a transaction each); a login from another address is recorded at once.
+    last = user["last_login_at"]
+    return last is None or user["last_ip"] != client.ip or not 0 <= now - last < RECORD_EVERY
 
 
 async def _validate(
@@ -276,6 +299,8 @@ async def _log_in(
     await _validate(tx, app_id, user["user_id"], client, credential, msg)
     if _login_to_record(user, client, now):
         await store.record_login(tx, user["user_id"], client.ip, now)
+        # What a held login remembers (a bookkeeping write bumps no login version).
+        user["last_login_at"], user["last_ip"] = now, client.ip
 
 
 OTP_SECRET = "users.otp_secret"  # noqa: S105 (the purpose a user's two-factor secret is sealed for)
@@ -367,10 +392,13 @@ async def _usable_key(
     rows = await store.key_with_user(db, app.id, key)
     if not rows:
         raise errorcodes.KEY_NOT_FOUND(msg("keynotfound"))
-    row = rows[0]
+    _refuse_banned(rows[0], msg)
+    return rows[0], account_of(rows)
+
+
+def _refuse_banned(row: KeyUserRow, msg: Messages) -> None:
     if row["banned_reason"] is not None:
         raise errorcodes.KEY_BANNED(msg("keybanned", reason=row["banned_reason"]))
-    return row, account_of(rows)
 
 
 FIRST_USE_EVENTS = ("key.redeemed", "user.registered", "subscription.granted")
@@ -489,11 +517,29 @@ async def license_login(
     otp_code: str | None,
     msg: Messages,
     now: int,
+    held: Held[KnownLogin] | None = None,
 ) -> Login:
     """A key is its own account: its first use creates the user named by the key, with the key's
     subscriptions; later uses log that user in. The key is a long random secret, so it is looked
-    up by its index, never checked through a slow hash."""
+    up by its index, never checked through a slow hash. `held`: the session as this worker
+    holds it (`domain.recheck`, its versions just confirmed): a re-check of the login it
+    remembers decides on what it holds, without reading the key, the user or the blacklist."""
     check_hwid(app, client.hwid, msg)
+    known = None if held is None else held.login
+    if known is not None and (known.key, known.hwid, known.ip) == (key, client.hwid, client.ip):
+        _refuse_banned(known.key_row, msg)
+        return await admit(
+            db,
+            box,
+            app,
+            known.account,
+            client,
+            credential=key,
+            otp_code=otp_code,
+            msg=msg,
+            now=now,
+            blacklist_checked=True,
+        )
     key_row, account = await _usable_key(db, app, key, msg)
     if key_row["status"] == "unused":
         await check_blacklist(db, app, client, msg)
@@ -509,7 +555,22 @@ async def license_login(
                 raise
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
-    return await admit(db, box, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+    login = await admit(db, box, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+    if held is not None and _repeatable(app, account, held):
+        held.login = KnownLogin(key, client.hwid, client.ip, key_row, account)
+    return login
+
+
+def _repeatable(app: ClientApp, account: Account, held: Held[KnownLogin]) -> bool:
+    """Whether a re-check of this login may decide on what was read for it: not where a login
+    writes every time (seats, heartbeats, one-time codes), and only for the session's own user."""
+    user = account.user
+    return (
+        not app.seats
+        and app.heartbeat_interval == 0
+        and not user["otp_enabled"]
+        and user["user_id"] == held.session.user_id
+    )
 
 
 async def _first_use(

@@ -21,6 +21,7 @@ from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
 from licensegate.store.database import Database, Executor
+from licensegate.store.loginversions import Versions
 from licensegate.store.sessions import ListedSession as ListedSession  # the rows it lists
 from licensegate.store.sessions import LoginRecord
 
@@ -40,6 +41,9 @@ class ClientSession:
     recorded: LoginRecord | None = None  # what its login recorded
     enckey: str | None = None  # API 1.2 / legacy 1.0: the key the client sent at init, sealed
     beat_state: str | None = None  # what its last login or heartbeat answered (domain.heartbeats)
+    # The login versions of its application, user and itself it was read at (None: no user),
+    # which domain/recheck.py holds it by.
+    versions: Versions | None = None
 
 
 Found = Callable[[ClientApp], Awaitable[None]]
@@ -106,8 +110,7 @@ async def identify(
         raise await _gone(db, digest, ownerid, name, messages)
     app = ClientApp.from_row(row)
     await found(app)
-    if row["session_expires_at"] <= now:
-        raise errorcodes.SESSION_EXPIRED()
+    user_version = row["user_login_version"]
     session = ClientSession(
         id=row["session_id"],
         user_id=row["user_id"],
@@ -117,8 +120,18 @@ async def identify(
         recorded=store.recorded_login(row),
         enckey=row["session_enckey"],
         beat_state=row["session_beat_state"],
+        versions=None
+        if user_version is None
+        else (row["app_login_version"], user_version, row["session_login_version"]),
     )
+    check_unexpired(session, now)
     return app, session
+
+
+def check_unexpired(session: ClientSession, now: int) -> None:
+    """A session lives its application's session length from its start."""
+    if session.expires_at <= now:
+        raise errorcodes.SESSION_EXPIRED()
 
 
 async def start(

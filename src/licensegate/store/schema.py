@@ -136,6 +136,9 @@ apps = sa.Table(
     _int("heartbeat_grace", 0),
     _time("created_at", nullable=False),
     _time("updated_at", nullable=False),
+    # Bumped by a trigger in the transaction of every change of the application's logins (see
+    # LOGIN_VERSION_TRIGGERS below).
+    sa.Column("login_version", sa.BigInteger, nullable=False, server_default="0"),
     sa.UniqueConstraint("account_id", "name"),
     sa.UniqueConstraint("ownerid", "name"),
     sa.UniqueConstraint("secret"),
@@ -398,6 +401,8 @@ users = sa.Table(
     # the application compares names case-insensitively.
     _text("username_key"),
     _time("license_file_at"),  # when a client last got a license file (its cooldown)
+    # Bumped by a trigger in the transaction of every change of the user's logins.
+    sa.Column("login_version", sa.BigInteger, nullable=False, server_default="0"),
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "username_key", unique=True),
     sa.Index(None, "app_id", "email_lower"),
@@ -705,6 +710,9 @@ sessions = sa.Table(
     # What the last login or heartbeat answered (entitlement codes, credit balance), as JSON: the
     # next heartbeat answers what changed since (domain.heartbeats.changes).
     _text("beat_state"),
+    # Bumped by a trigger in the transaction of every change of what a worker holds of it (see
+    # LOGIN_COLUMNS).
+    sa.Column("login_version", sa.BigInteger, nullable=False, server_default="0"),
     # Who is online (logged in, unexpired), counted and named from the index alone (migration 0055).
     sa.Index(None, "app_id", "validated", "expires_at", "user_id"),
     sa.Index(None, "app_id", "ip"),
@@ -1158,3 +1166,107 @@ event_notices = sa.Table(
     _time("expires_at", nullable=False),  # the expiry noticed: a grant extended later is noticed again
     sa.PrimaryKeyConstraint("grant_id", "kind", "expires_at"),
 )
+
+
+# --- login versions (migration 0056) ---------------------------------------------------------------
+# What a worker holds of a logged-in session (domain/recheck.py) is trusted while the login
+# versions of its application, its user and itself are unchanged. Triggers bump them in the
+# transaction of every change that can refuse or change a login, whatever makes it (the seller
+# API, the dashboard, the importer, hand-written SQL): any change of an `apps` row or of its owner
+# account's name; any row of the tables below; a change of one of the "login" columns of `users`,
+# `sessions` and `license_keys` (a key bumps the user it was redeemed by). A session's own
+# version is its own row's (bumping its user's there would lock the user's row at every login,
+# and two logins of one user, each holding the share lock `store.sessions.validate` takes, would
+# deadlock on PostgreSQL); a session ended is a session not found. Every column of those three
+# tables is named once here, so a new column is either read by logins (and its trigger made again
+# by a migration) or left out on purpose: tests/store/test_login_versions.py checks both.
+LOGIN_COLUMNS = {
+    "users": (
+        "app_id",
+        "username",
+        "password_hash",
+        "banned_reason",
+        "created_at",
+        "created_by",
+        "hwid_lock",
+        "otp_secret",
+        "otp_enabled",
+    ),
+    "sessions": (
+        "app_id",
+        "user_id",
+        "credential",
+        "validated",
+        "expires_at",
+        "hwid",
+        "os",
+        "architecture",
+        "device",
+        "cpu_cores",
+        "ram",
+        "client_version",
+        "client_token",
+        "enckey",
+        "beat_state",  # what a heartbeat compares with
+    ),
+    "license_keys": (
+        "key",
+        "level",
+        "duration",
+        "status",
+        "banned_reason",
+        "generated_by_account_id",
+        "used_by_user_id",
+    ),
+}
+# What a login does not read, or writes itself as bookkeeping (its last login and address, its
+# lock-out counters, a one-time code's step, a beat): changing them bumps nothing.
+NOT_LOGIN_COLUMNS = {
+    "users": (
+        "id",
+        "email",
+        "email_lower",
+        "email_sha1",
+        "last_login_at",
+        "last_ip",
+        "owner_account_id",
+        "hwid_reset_at",  # a reset deletes the HWIDs, which bumps
+        "hwid_cooldown",
+        "otp_last_step",
+        "otp_pending_secret",
+        "otp_pending_expires",
+        "failed_logins",
+        "locked_until",
+        "lockouts",
+        "username_fold",
+        "username_key",  # what `login` finds a name by; its rule is an `apps` column
+        "license_file_at",
+        "login_version",
+    ),
+    "sessions": ("id", "created_at", "ip", "log_lines", "tamper_reports", "last_beat_at", "login_version"),
+    "license_keys": ("id", "app_id", "note", "generated_by", "created_at", "used_at", "used_by"),
+}
+# Tables any row change of which bumps the application's version, and its user's version.
+LOGIN_APP_TABLES = ("subscriptions", "blacklist", "whitelist", "seat_rules")
+LOGIN_USER_TABLES = ("user_hwids", "user_subscriptions")
+# The triggers the migrations make, by database (SQLite has one per event where PostgreSQL has one).
+_WATCHING_TRIGGERS = frozenset(
+    {
+        "apps_login_version",
+        "users_login_version",
+        "accounts_login_version",
+        "sessions_login_version",
+        "license_keys_login_version_update",
+        "license_keys_login_version_delete",
+    }
+)
+LOGIN_VERSION_TRIGGERS = {
+    "sqlite": _WATCHING_TRIGGERS
+    | {
+        f"{table}_login_version_{event}"
+        for table in (*LOGIN_APP_TABLES, *LOGIN_USER_TABLES)
+        for event in ("insert", "update", "delete")
+    },
+    "postgresql": _WATCHING_TRIGGERS
+    | {f"{table}_login_version" for table in (*LOGIN_APP_TABLES, *LOGIN_USER_TABLES)},
+}

@@ -125,6 +125,10 @@ class SessionAppRow(apps.ClientAppRow):
     session_client_token: str | None
     session_enckey: str | None
     session_beat_state: str | None
+    # The login versions the row was read at (store/loginversions.py).
+    app_login_version: int
+    user_login_version: int | None  # None: no user (not logged in)
+    session_login_version: int
 
 
 class LoginRecord(NamedTuple):
@@ -165,10 +169,14 @@ def recorded_login(row: SessionAppRow) -> LoginRecord | None:
 
 
 async def find_with_app(db: Executor, session_id: str) -> SessionAppRow | None:
-    """The session and its application's settings, in one round trip."""
+    """The session and its application's settings, in one round trip, with the login versions
+    of the application, the session's user and the session (one statement: read at the same
+    moment as the rest)."""
     row = await db.fetch_one(
-        f"SELECT {SESSION_COLUMNS}, {apps.CLIENT_COLUMNS} FROM sessions s JOIN apps a ON a.id = s.app_id "
-        "JOIN accounts o ON o.id = a.account_id WHERE s.id = ?",
+        f"SELECT {SESSION_COLUMNS}, {apps.CLIENT_COLUMNS}, a.login_version AS app_login_version, "
+        "u.login_version AS user_login_version, s.login_version AS session_login_version "
+        "FROM sessions s JOIN apps a ON a.id = s.app_id "
+        "JOIN accounts o ON o.id = a.account_id LEFT JOIN users u ON u.id = s.user_id WHERE s.id = ?",
         session_id,
     )
     return cast("SessionAppRow | None", row)

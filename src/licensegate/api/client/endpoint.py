@@ -35,7 +35,7 @@ from licensegate.api.request import (
     read_query,
     transport_status,
 )
-from licensegate.domain import apps, errorcodes, namedlimits, sessions
+from licensegate.domain import apps, errorcodes, namedlimits, recheck, sessions
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
@@ -71,7 +71,8 @@ async def handle(
     async def messages(app_id: int) -> Messages:
         return Messages(await services.messages.get(db, app_id))
 
-    app, session = await sessions.identify(
+    app, session, held = await recheck.identify(
+        services.rechecks,
         db,
         ownerid=raw.get("ownerid", "").strip(),
         name=raw.get("name", "").strip() or None,
@@ -103,6 +104,7 @@ async def handle(
         session=session,
         db=db,
         keyauth=answering.dialect.keyauth,
+        held=held,
     )
     if op.requires == "validated":
         await call.require_logged_in()

@@ -236,6 +236,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
             otp_code=call.args.opt_text("code"),
             msg=msg,
             now=call.now(),
+            held=call.held,
         )
     except Refusal as refusal:
         _count(call, refusal.error)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from licensegate.domain import errorcodes
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited
+from licensegate.domain.logins import KnownLogin
 from licensegate.domain.messages import Messages
+from licensegate.domain.recheck import Held
 from licensegate.domain.sessions import ClientSession
 from licensegate.operations.declarations import Args, Registry
 from licensegate.services import Services
@@ -25,6 +27,7 @@ class ClientCall:
     session: ClientSession | None
     db: Database  # the call's database handle (one pinned connection for most operations)
     keyauth: bool = False  # the call came in on one of KeyAuth's dialects (/api/1.1/ to /api/1.3/)
+    held: Held[KnownLogin] | None = None  # the session as this worker holds it (domain.recheck)
     _messages: Messages | None = None
 
     def now(self) -> int:
