@@ -374,3 +374,56 @@ async def test_a_bulk_delete_nobody_wants_reported_writes_no_event(
     await seller.ok("delallusers")
     assert await names(services, seller.app_id) == []
     assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 0
+
+
+async def test_unpause_unban_and_the_sessions_bans_and_pauses_end(
+    services: Services, seller: Seller, receiver: LocalServer
+) -> None:
+    """user.unpaused and key.unbanned; session.ended (with its reason) for the sessions a key
+    ban, a user pause, a subscription pause and an application pause ended, each in the
+    transaction of that change (and none where no session was open)."""
+    first, second = (
+        await seller.ok("add", expiry=10, mask="****-****-****", level=1, amount=2, format="json")
+    )["keys"]
+
+    async def log_in(key: str) -> None:
+        client = client_of(seller)
+        await client.init()
+        await client.ok("license", key=key, hwid="H1")
+
+    await log_in(first)
+    await log_in(second)
+    await add_endpoint(seller, receiver, "all")
+    await seller.ok("ban", key=first, reason="leaked", userToo=1)
+    await seller.ok("unban", key=first)
+    await seller.ok("pauseuser", username=second)
+    await seller.ok("unpauseuser", username=second)
+    await log_in(second)
+    await seller.ok("pausesub", sub="default")
+    await seller.ok("unpausesub", sub="default")
+    await log_in(second)
+    await seller.ok("pauseapp")
+    await seller.ok("unpauseapp")
+    got = await recorded(services, seller.app_id)
+    ended = [(data["reason"], data["count"]) for name, data in got if name == "session.ended"]
+    assert [name for name, _ in got] == [
+        "key.banned",
+        "session.ended",
+        "user.banned",  # its sessions ended with the key's: no second session.ended
+        "key.unbanned",
+        "user.unbanned",
+        "user.paused",
+        "session.ended",
+        "user.unpaused",
+        "subscription.paused",
+        "session.ended",
+        "app.paused",
+        "session.ended",
+        "app.resumed",
+    ]
+    assert ended == [("key_banned", 1), ("user_paused", 1), ("subscription_paused", 1), ("app_paused", 1)]
+    by_name = {name: data for name, data in got}
+    assert by_name["key.unbanned"]["key"]["masked"] == events.masked_key(first)
+    assert by_name["user.unpaused"]["grants"] == 1
+    assert by_name["session.ended"]["sessions"][0]["ip"]  # the application's pause: listed per batch
+    assert first not in orjson.dumps([data for name, data in got if name.startswith("key.")]).decode()

@@ -43,6 +43,7 @@ CATALOGUE: dict[str, EventKind] = {
     "user.banned": EventKind("a user was banned (by the seller or the client program)"),
     "user.unbanned": EventKind("a user's ban was lifted"),
     "user.paused": EventKind("a user's subscriptions were paused"),
+    "user.unpaused": EventKind("a user's paused subscriptions run again"),
     "user.deleted": EventKind("a user was deleted"),
     "user.password_reset": EventKind(
         "a user's password was set or cleared by the seller, or reset by e-mail"
@@ -51,13 +52,14 @@ CATALOGUE: dict[str, EventKind] = {
     "key.created": EventKind("license keys were created"),
     "key.redeemed": EventKind("a license key was redeemed"),
     "key.banned": EventKind("a license key was banned"),
+    "key.unbanned": EventKind("a license key's ban was lifted"),
     "key.deleted": EventKind("license keys were deleted"),
     "subscription.granted": EventKind("a user was given a subscription they did not hold"),
     "subscription.extended": EventKind("users were given more time on a subscription"),
     "subscription.expiring_soon": EventKind("a user's subscription runs out within the set number of days"),
     "subscription.expired": EventKind("a user's subscription ran out"),
     "subscription.paused": EventKind("a subscription was paused for all its users"),
-    "session.ended": EventKind("the seller ended client sessions"),
+    "session.ended": EventKind("client sessions were ended by the seller, a ban or a pause"),
     "credits.changed": EventKind("the seller set, added to, refilled or removed a credit balance"),
     "credits.spent": EventKind("the client program spent credits (one per spend: opt-in)", opt_in=True),
     "tamper.reported": EventKind("the client program reported tampering"),
@@ -238,6 +240,17 @@ async def granted_by_key(
     name = "subscription.extended" if extended else "subscription.granted"
     data = {"user": user, "subscription": subscription, "seconds": seconds, "users": 1, "key": key_data}
     return await record(tx, app_id, name, now, data, license_key=key)
+
+
+async def sessions_ended_by(
+    tx: Executor, app_id: int, now: int, count: int, reason: str, **about: Any
+) -> None:
+    """`session.ended` for the `count` sessions a ban or a pause ended (`reason`: user_banned,
+    key_banned, user_paused, subscription_paused), with the transaction that ended them; `about`
+    names whose (user, key or subscription). Nothing when none ended."""
+    if count:
+        data = {"credential": None, "ip": None, "count": count, "reason": reason, **about}
+        await record(tx, app_id, "session.ended", now, data)
 
 
 async def import_finished(

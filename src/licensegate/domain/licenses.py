@@ -443,12 +443,14 @@ async def ban(
             license_key=row["key"],
         )
         if row["used_by_user_id"] is not None:
-            await session_store.end_for_credential(
+            ended = await session_store.end_for_credential(
                 tx,
                 row["used_by_user_id"],
                 row["key"],
                 why=session_store.Ended(session_store.KEY_BANNED, reason),
             )
+            key_data = events.key_ref(row["key"], id=row["id"], level=row["level"])
+            await events.sessions_ended_by(tx, scope.app_id, now, ended, "key_banned", key=key_data)
         user_id = await _redeemer(tx, scope, row) if user_too else None
         if user_id is not None:
             await users_domain.ban(tx, scope.app_id, user_id, reason, now, blacklist_as=blacklist_as)
@@ -462,6 +464,14 @@ async def unban(db: Database, scope: Scope, key: str, *, lift_blacklist: bool, n
         if row["banned_reason"] is None:
             raise errorcodes.KEY_NOT_BANNED(key=key)
         await store.set_ban(tx, row["id"], None)
+        await events.record(
+            tx,
+            scope.app_id,
+            "key.unbanned",
+            now,
+            {"key": events.key_ref(row["key"], id=row["id"], level=row["level"])},
+            license_key=row["key"],
+        )
         user_id = await _redeemer(tx, scope, row)
         if user_id is not None:
             await users_domain.unban(tx, scope.app_id, user_id, lift_blacklist=lift_blacklist, now=now)

@@ -378,7 +378,9 @@ async def pause(db: Database, app_id: int, now: int) -> None:
             await app_row(tx, app_id)
             raise errorcodes.ALREADY_PAUSED()
         await events.record(tx, app_id, "app.paused", now, {})
-    await session_store.delete_all(db, app_id)
+    await session_store.delete_all(
+        db, app_id, report=await events.sessions_ended(db, app_id, "app_paused", now)
+    )
 
 
 async def unpause(db: Database, app_id: int, now: int) -> int:

@@ -68,8 +68,9 @@ async def pause(db: Database, app_id: int, name: str, now: int) -> None:
         if row["paused_at"] is not None:
             raise errorcodes.ALREADY_PAUSED(f"The subscription '{name}' is already paused.")
         await store.pause(tx, row["id"], now)
-        await session_store.end_for_subscription(tx, row["id"], why=session_store.ENDED_BY_PAUSE)
+        ended = await session_store.end_for_subscription(tx, row["id"], why=session_store.ENDED_BY_PAUSE)
         await events.record(tx, app_id, "subscription.paused", now, {"subscription": name})
+        await events.sessions_ended_by(tx, app_id, now, ended, "subscription_paused", subscription=name)
 
 
 async def unpause(db: Database, app_id: int, name: str, now: int) -> None:

@@ -54,9 +54,13 @@ async def ban(
     the last IP stays off the blacklist (a shared address: a café, a school, a carrier's NAT).
     Run inside a transaction."""
     await store.set_ban(db, user_id, reason)
-    await session_store.end_for_user(db, user_id, why=session_store.Ended(session_store.BANNED, reason))
+    ended = await session_store.end_for_user(
+        db, user_id, why=session_store.Ended(session_store.BANNED, reason)
+    )
     row = await store.find_by_id(db, app_id, user_id)
-    await events.record(db, app_id, "user.banned", now, {"user": _event_user(row, user_id), "reason": reason})
+    who = _event_user(row, user_id)
+    await events.record(db, app_id, "user.banned", now, {"user": who, "reason": reason})
+    await events.sessions_ended_by(db, app_id, now, ended, "user_banned", user=who)
     if blacklist_as is None:
         return
     entries = [(HWID, hwid) for hwid in await store.hwids(db, user_id)]
@@ -557,23 +561,21 @@ async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
         frozen = await grant_store.pause_user(tx, user["id"], now)
         if not frozen:
             raise errorcodes.NOTHING_TO_PAUSE(username=username)
-        await session_store.end_for_user(tx, user["id"], why=session_store.ENDED_BY_PAUSE)
-        await events.record(
-            tx,
-            scope.app_id,
-            "user.paused",
-            now,
-            {"user": events.user_ref(user["id"], user["username"]), "grants": frozen},
-        )
+        ended = await session_store.end_for_user(tx, user["id"], why=session_store.ENDED_BY_PAUSE)
+        who = events.user_ref(user["id"], user["username"])
+        await events.record(tx, scope.app_id, "user.paused", now, {"user": who, "grants": frozen})
+        await events.sessions_ended_by(tx, scope.app_id, now, ended, "user_paused", user=who)
     return frozen
 
 
 async def unpause(db: Database, scope: Scope, username: str, now: int) -> int:
     """Thaw the user's frozen grants; their expiries move forward by the pause. Returns how many."""
     async with db.transaction() as tx:
-        user_id: int = (await get(tx, scope, username))["id"]
-        if not (thawed := await grant_store.unpause_user(tx, user_id, now)):
+        user = await get(tx, scope, username)
+        if not (thawed := await grant_store.unpause_user(tx, user["id"], now)):
             raise errorcodes.NOT_PAUSED(f"The user '{username}' has no paused subscription.")
+        who = events.user_ref(user["id"], user["username"])
+        await events.record(tx, scope.app_id, "user.unpaused", now, {"user": who, "grants": thawed})
     return thawed
 
 
