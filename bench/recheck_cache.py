@@ -4,9 +4,9 @@ network), on SQLite and PostgreSQL.
 Runs re-checks (on `/api/1.0/` and `/api/1.3/`) and Session Checks of one logged-in session
 through the ASGI application (called directly, so only the service's own work is timed, in
 process CPU time; PostgreSQL's own work runs in its server processes and is not counted), in
-alternating batches, and prints the fastest batch of each in microseconds per call. The
-before/after figures of the re-check cache (docs/design.md, "The client API's hot path") come
-from here.
+alternating batches with the session held by the worker (domain/recheck.py) and not held (a
+cache that holds nothing), and prints the fastest batch of each in microseconds per call. The
+figures of docs/design.md ("The client API's hot path") come from here.
 
     .venv/bin/python bench/recheck_cache.py [--calls 200] [--rounds 20] [--databases sqlite,postgres]
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ from tests.conftest import make_settings  # noqa: E402
 
 from bench.signing import _discard, _receive, _scope, logged_in  # noqa: E402
 from licensegate.app import build_app  # noqa: E402
+from licensegate.domain.recheck import Rechecks  # noqa: E402
 from licensegate.services import Services  # noqa: E402
 
 UNLIMITED = 10**9
@@ -62,12 +64,16 @@ async def measure(flavour: str, calls: int, rounds: int) -> dict[str, list[float
                 "re-check 1.3": _scope("/api/1.3/", urlencode(login)),
                 "check 1.0": _scope("/api/1.0/", urlencode(check)),
             }
+            held = services.rechecks
             for _round in range(rounds):
-                for name, scope in kinds.items():
-                    started = time.process_time()
-                    for _ in range(calls):
-                        await app(dict(scope), _receive, _discard)
-                    results.setdefault(name, []).append((time.process_time() - started) / calls * 1e6)
+                for holding in (True, False):
+                    services.rechecks = held if holding else Rechecks(0)
+                    for name, scope in kinds.items():
+                        started = time.process_time()
+                        for _ in range(calls):
+                            await app(dict(scope), _receive, _discard)
+                        spent = (time.process_time() - started) / calls * 1e6
+                        results.setdefault(f"{name} {'held' if holding else 'not held'}", []).append(spent)
     finally:
         await services.close()
         if dropped is not None:
@@ -81,10 +87,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20, help="batches of each kind")
     parser.add_argument("--databases", default="sqlite,postgres")
     args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     for flavour in args.databases.split(","):
         results = asyncio.run(measure(flavour, args.calls, args.rounds))
         for name, values in results.items():
             print(f"{flavour} {name}: {min(values):.0f} us per call (fastest of {len(values)} batches)")
+    print(f"load average after: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     return 0
 
 
