@@ -1,7 +1,9 @@
 """Where a client call's microseconds go, measured in one process (CPU only, no network, SQLite).
 
 Calls the ASGI application directly (so only the service's own work is timed, in process CPU
-time) for `/healthz`, `init`, a License Login re-check on `/api/1.0/` and `/api/1.3/`, and `check`,
+time) for `/healthz`, `init`, a License Login re-check on `/api/1.0/` and `/api/1.3/` (parameters
+in the query string, as `bench/run.py` sends them, and on 1.3 also in a form body, as KeyAuth's
+libraries do), and `check`,
 each with the real Ed25519 signer and with a stand-in that signs nothing, in alternating batches;
 the fastest batch of each kind is the figure (the one least disturbed by whatever else the machine
 was doing). Then each call once more under cProfile, its time grouped by stage (the module that
@@ -35,7 +37,7 @@ from bench.signing import Unsigned, _discard, _receive, _scope, logged_in, open_
 from licensegate.app import FastPaths, build_app  # noqa: E402
 from licensegate.services import Services  # noqa: E402
 
-CALLS = ("healthz", "init", "re-check 1.0", "re-check 1.3", "check")
+CALLS = ("healthz", "init", "re-check 1.0", "re-check 1.3", "re-check 1.3 (form body)", "check")
 
 # A stage, by the path of the module that spends the time (first match wins).
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -82,7 +84,7 @@ def stages(profile: cProfile.Profile) -> dict[str, float]:
 
 
 def scopes(login: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """The request of each call measured, as an ASGI scope."""
+    """The request of each call measured, as an ASGI scope (its body, if any, under `BODY`)."""
     app_params = {"ownerid": login["ownerid"], "name": login["name"]}
     healthz = _scope("/healthz", "")
     healthz["method"] = "GET"
@@ -91,15 +93,42 @@ def scopes(login: dict[str, str]) -> dict[str, dict[str, Any]]:
         "init": _scope("/api/1.0/", urlencode({**app_params, "type": "init"})),
         "re-check 1.0": _scope("/api/1.0/", urlencode(login)),
         "re-check 1.3": _scope("/api/1.3/", urlencode(login)),
+        "re-check 1.3 (form body)": _form("/api/1.3/", urlencode(login)),
         "check": _scope(
             "/api/1.0/", urlencode({**app_params, "type": "check", "sessionid": login["sessionid"]})
         ),
     }
 
 
+BODY = "bench.body"
+
+
+def _form(path: str, body: str) -> dict[str, Any]:
+    """A POST with its parameters in a form body, as KeyAuth's libraries send them."""
+    scope = _scope(path, "")
+    encoded = body.encode()
+    scope["headers"] = [
+        (b"host", b"bench"),
+        (b"content-type", b"application/x-www-form-urlencoded"),
+        (b"content-length", str(len(encoded)).encode()),
+    ]
+    scope[BODY] = encoded
+    return scope
+
+
 async def _run(app: FastPaths, scope: dict[str, Any], calls: int) -> None:
+    body = scope.get(BODY)
+    if body is None:
+        for _ in range(calls):
+            await app(dict(scope), _receive, _discard)
+        return
+    message = {"type": "http.request", "body": body, "more_body": False}
+
+    async def receive() -> dict[str, Any]:
+        return message
+
     for _ in range(calls):
-        await app(dict(scope), _receive, _discard)
+        await app(dict(scope), receive, _discard)
 
 
 def _signing(services: Services, signed: bool) -> None:
