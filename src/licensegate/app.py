@@ -190,7 +190,8 @@ async def metrics_page(request: Request) -> Response:
             )
     snapshots: metrics.Snapshots = request.app.state.snapshots
     text = metrics.exposition(await asyncio.to_thread(snapshots.gather))
-    text += await eventdelivery.metrics_text(services.db, services.clock.now())
+    gauges: eventdelivery.QueueGauges = request.app.state.event_gauges
+    text += await gauges.text(services.db, services.clock.now())
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
@@ -412,6 +413,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
     )
     counts = metrics.RequestMetrics()
     app.state.request_metrics = counts
+    app.state.event_gauges = eventdelivery.QueueGauges()  # per worker
     if services is not None:
         app.state.services = services
         app.state.snapshots = make_snapshots(services, counts, None)

@@ -395,6 +395,12 @@ async def test_metrics_show_the_queue(shop: Shop, client: Any, clock: MovableClo
     assert "licensegate_event_oldest_pending_seconds 42" in text
     await shop.deliver()
     text = (await client.get("/metrics")).text
+    # Each worker reads the counts at most every GAUGES_KEEP seconds (they scan the delivery log).
+    assert "licensegate_event_queue_depth 1" in text
+    clock.advance(eventdelivery.GAUGES_KEEP - 1)
+    assert "licensegate_event_queue_depth 1" in (await client.get("/metrics")).text
+    clock.advance(1)
+    text = (await client.get("/metrics")).text
     assert "licensegate_event_queue_depth 0" in text
     assert 'licensegate_event_attempts{outcome="delivered"} 1' in text
     assert 'licensegate_event_deliveries{state="delivered"} 1' in text

@@ -342,3 +342,27 @@ async def metrics_text(db: Database, now: int) -> str:
         f"licensegate_event_oldest_pending_seconds {0 if oldest is None else max(0, now - oldest)}",
     ]
     return "\n".join(lines) + "\n"
+
+
+GAUGES_KEEP = 10  # seconds a worker answers /metrics with the queue's counts it read last
+
+
+class QueueGauges:
+    """The event lines of `/metrics`, read from the database at most once per `GAUGES_KEEP`
+    seconds by each worker (concurrent scrapes share one read): they count the delivery log,
+    whose delivered and failed rows can number millions, so a scraper asking often (several
+    Prometheus servers, a dashboard refreshing every second) must not scan it each time."""
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._read_at: int | None = None
+        self._reading = asyncio.Lock()
+
+    async def text(self, db: Database, now: int) -> str:
+        async with self._reading:
+            if self._read_at is None or not 0 <= now - self._read_at < GAUGES_KEEP:
+                text = await metrics_text(db, now)
+                if not text:  # the database did not answer: nothing kept, asked again next time
+                    return ""
+                self._text, self._read_at = text, now
+            return self._text
