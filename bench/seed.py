@@ -377,7 +377,9 @@ def watermark(url: str) -> Watermark:
 def rewind(url: str, mark: Watermark) -> int:
     """Delete what was written after `mark` (the sessions a run opened, the keys, users, grants,
     HWIDs and tokens it made), so the next run meets the database as it was; the rows deleted."""
-    statements = [("DELETE FROM sessions WHERE created_at >= ?", (mark.moment,))]
+    # By application, so that the (app_id, created_at, id) index finds them among a million.
+    sessions = "DELETE FROM sessions WHERE app_id IN (SELECT id FROM apps) AND created_at >= ?"
+    statements = [(sessions, (mark.moment,))]
     statements += [(f"DELETE FROM {table} WHERE id > ?", (mark.last_ids[table],)) for table in RUN_TABLES]
     return sum(asyncio.run(_on(url, statements)))
 
