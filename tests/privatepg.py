@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.live import free_port
@@ -134,3 +135,14 @@ class PrivatePostgres:
     def stop(self) -> None:
         self.halt()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_postgres() -> Iterator[PrivatePostgres]:
+    """A private server, started, and stopped and removed after."""
+    server = PrivatePostgres()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

@@ -20,7 +20,7 @@ from licensegate.services import Services
 from licensegate.store import migrate
 from licensegate.store.database import DatabaseUnavailable
 from tests.conftest import make_settings
-from tests.privatepg import PrivatePostgres
+from tests.privatepg import PrivatePostgres, private_postgres
 
 pytestmark = pytest.mark.anyio
 BACKOFF = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]  # the first eight waits of an outage
@@ -98,12 +98,8 @@ async def test_an_outage_backs_off_and_is_logged_once(
 
 @pytest.fixture
 def stopped_postgres() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres()
-    try:
-        server.start()
+    with private_postgres() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.mark.server

@@ -117,6 +117,19 @@ def key_ref(key: str, **more: Any) -> dict[str, Any]:
     return {"masked": masked_key(key), **more}
 
 
+def key_of(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A key's row (its `key`, `id` and `level`) as events show it: masked."""
+    return key_ref(row["key"], id=row["id"], level=row["level"])
+
+
+async def about_key(
+    tx: Executor, app_id: int, name: str, now: int, row: Mapping[str, Any], **more: Any
+) -> bool:
+    """An event about one license key (`row`), the key masked in the payload and kept whole for
+    endpoints that include keys."""
+    return await record(tx, app_id, name, now, {"key": key_of(row), **more}, license_key=row["key"])
+
+
 def encode(data: Mapping[str, Any]) -> str:
     return orjson.dumps({"version": PAYLOAD_VERSION, **data}).decode()
 
@@ -204,11 +217,8 @@ async def keys_deleted(db: Executor, app_id: int, which: str, now: int, **more: 
     """`key.deleted` for each batch of a bulk delete (`which`: unused, used, all, subscription,
     reseller), its keys masked."""
 
-    def entry(row: Row) -> dict[str, Any]:  # store.licenses.DELETED_COLUMNS
-        return key_ref(row["key"], id=row["id"], level=row["level"])
-
-    data = {"key": None, "which": which, **more}
-    return await batch_reporter(db, app_id, "key.deleted", now, data, listed="keys", entry=entry)
+    data = {"key": None, "which": which, **more}  # store.licenses.DELETED_COLUMNS for key_of
+    return await batch_reporter(db, app_id, "key.deleted", now, data, listed="keys", entry=key_of)
 
 
 async def sessions_ended(

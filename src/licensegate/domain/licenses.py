@@ -281,14 +281,7 @@ async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too:
         for user_id in sorted(uid for uid in redeemers if uid is not None):
             await users_domain.delete(tx, scope.app_id, user_id, now)
     for row in rows:
-        await events.record(
-            tx,
-            scope.app_id,
-            "key.deleted",
-            now,
-            {"key": events.key_ref(row["key"], id=row["id"], level=row["level"])},
-            license_key=row["key"],
-        )
+        await events.about_key(tx, scope.app_id, "key.deleted", now, row)
     return await store.delete_ids(tx, key_ids)
 
 
@@ -434,14 +427,7 @@ async def ban(
     async with db.transaction() as tx:
         row = await get(tx, scope, key)
         await store.set_ban(tx, row["id"], reason)
-        await events.record(
-            tx,
-            scope.app_id,
-            "key.banned",
-            now,
-            {"key": events.key_ref(row["key"], id=row["id"], level=row["level"]), "reason": reason},
-            license_key=row["key"],
-        )
+        await events.about_key(tx, scope.app_id, "key.banned", now, row, reason=reason)
         if row["used_by_user_id"] is not None:
             ended = await session_store.end_for_credential(
                 tx,
@@ -449,8 +435,7 @@ async def ban(
                 row["key"],
                 why=session_store.Ended(session_store.KEY_BANNED, reason),
             )
-            key_data = events.key_ref(row["key"], id=row["id"], level=row["level"])
-            await events.sessions_ended_by(tx, scope.app_id, now, ended, "key_banned", key=key_data)
+            await events.sessions_ended_by(tx, scope.app_id, now, ended, "key_banned", key=events.key_of(row))
         user_id = await _redeemer(tx, scope, row) if user_too else None
         if user_id is not None:
             await users_domain.ban(tx, scope.app_id, user_id, reason, now, blacklist_as=blacklist_as)
@@ -464,14 +449,7 @@ async def unban(db: Database, scope: Scope, key: str, *, lift_blacklist: bool, n
         if row["banned_reason"] is None:
             raise errorcodes.KEY_NOT_BANNED(key=key)
         await store.set_ban(tx, row["id"], None)
-        await events.record(
-            tx,
-            scope.app_id,
-            "key.unbanned",
-            now,
-            {"key": events.key_ref(row["key"], id=row["id"], level=row["level"])},
-            license_key=row["key"],
-        )
+        await events.about_key(tx, scope.app_id, "key.unbanned", now, row)
         user_id = await _redeemer(tx, scope, row)
         if user_id is not None:
             await users_domain.unban(tx, scope.app_id, user_id, lift_blacklist=lift_blacklist, now=now)
