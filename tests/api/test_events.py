@@ -131,6 +131,8 @@ async def test_client_register_and_redeem_write_events(
     ]
     assert got[4][1]["via"] == "register"
     assert got[7][1]["via"] == "license"
+    # The key's user is named by the key: every event of its first use shows it masked.
+    assert keys["keys"][1] not in orjson.dumps([data for _, data in got[5:]]).decode()
     granted = got[3][1]
     assert granted["user"]["username"] == "bob"
     assert (granted["subscription"], granted["seconds"], granted["users"]) == ("default", 10 * 86400, 1)
@@ -250,7 +252,9 @@ async def test_login_path_events_when_named(
         "blacklist.hit",
         "user.login_refused",
     ]
-    assert got[0][1]["user"]["username"] == keys[0]
+    # A License Login's user is named by its key: shown masked, as every event shows keys.
+    assert got[0][1]["user"]["username"] == events.masked_key(keys[0])
+    assert keys[0] not in orjson.dumps(got[0][1]).decode()
     assert got[1][1]["reason"] == "hwid_mismatch"
     assert got[1][1]["hwid"] == "H2"
     assert keys[0] not in orjson.dumps(got[1][1]).decode()  # the key is masked

@@ -227,7 +227,7 @@ async def sessions_ended(
     """`session.ended` for each batch of sessions ended in bulk (`reason`: seller, app_paused)."""
 
     def entry(row: Row) -> dict[str, Any]:  # store.sessions.ENDED_COLUMNS
-        return {"user_id": row["user_id"], "credential": row["credential"], "ip": row["ip"]}
+        return {"user_id": row["user_id"], "ip": row["ip"]}
 
     data = {"credential": None, "ip": ip, "reason": reason}
     return await batch_reporter(db, app_id, "session.ended", now, data, listed="sessions", entry=entry)

@@ -186,7 +186,8 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
         raise errorcodes.LEVEL_HAS_NO_SUBSCRIPTION(level=used["level"])
     used_key = str(key_row["key"])
     key_data = events.key_ref(used_key, id=key_row["id"], level=used["level"])
-    user_data = events.user_ref(user_id, user["username"])
+    name = user["username"]  # a License Login's user is named by its key: shown masked
+    user_data = events.user_ref(user_id, events.masked_key(name) if name == used_key else name)
     await events.record(
         tx, app_id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=used_key
     )

@@ -239,7 +239,7 @@ async def admit(
         else:
             async with db.transaction() as tx:
                 await _validate(tx, app.id, user_id, client, credential, msg)
-                await _logged_in(tx, app.id, user_id, user["username"], client, now)
+                await _logged_in(tx, app.id, user_id, _shown(user), client, now)
     else:
         async with db.transaction() as tx:
             if bind is not None or app.seats:
@@ -251,9 +251,16 @@ async def admit(
             if settle and client.hwid is not None:
                 await store.settle_hwid(tx, user_id, client.hwid)
             await _log_in(tx, app.id, user, client, credential, now, msg)
-            await _logged_in(tx, app.id, user_id, user["username"], client, now)
+            await _logged_in(tx, app.id, user_id, _shown(user), client, now)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
+
+
+def _shown(user: UserRow) -> str:
+    """A user's name as events show it: a License Login's user is named by its key, shown masked
+    as every event shows keys."""
+    username: str = user["username"]
+    return events.masked_key(username) if user["created_by"] == LICENSE_USER else username
 
 
 async def _logged_in(
@@ -427,6 +434,7 @@ async def _redeem_into_new_user(
     """Create the user, redeem the key for it and log the session in, atomically. A concurrent
     redemption of the same key (or creation of the same name) makes this one refuse cleanly."""
     username, created_by = new_user.username, new_user.created_by
+    shown = events.masked_key(username) if created_by == LICENSE_USER else username  # (see _shown)
     try:
         async with db.transaction() as tx:
             user_id = await user_store.insert(
@@ -457,7 +465,7 @@ async def _redeem_into_new_user(
                 "user.registered",
                 now,
                 {
-                    "user": events.user_ref(user_id, username),
+                    "user": events.user_ref(user_id, shown),
                     "via": "register" if created_by != LICENSE_USER else "license",
                     "key": events.key_ref(key_row["key"], id=key_row["id"], level=key_row["level"]),
                 },
@@ -467,7 +475,7 @@ async def _redeem_into_new_user(
                 await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
             user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
             await _log_in(tx, app.id, user, client, username, now, msg)
-            await _logged_in(tx, app.id, user_id, username, client, now)
+            await _logged_in(tx, app.id, user_id, shown, client, now)
             grants = await store.grants(tx, user_id)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":

@@ -81,7 +81,7 @@ async def delete(db: Executor, app_id: int, *keys: str) -> Row | None:
 
 
 # What a bulk end's `report` is told of each session ended.
-ENDED_COLUMNS = "user_id, credential, ip"
+ENDED_COLUMNS = "user_id, ip"  # not the credential: a License Login's is the key
 
 
 async def delete_all(db: Database, app_id: int, *, report: bulk.Report | None = None) -> int:
