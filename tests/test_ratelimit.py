@@ -231,6 +231,32 @@ async def test_hit_all_stops_counting_at_the_first_refusal(backend: str) -> None
         await limiter.close()
 
 
+@pytest.mark.parametrize("backend", ["memory", "redis", "redis down"])
+async def test_an_attempt_counts_its_first_counter_and_only_looks_at_the_second(backend: str) -> None:
+    """`attempt` is `hit` then, if it admits, `peek`, in one call (one Redis round trip)."""
+    clock = MovableClock(start=1_000_000_000)  # 20 s before a minute ends, 800 s before an hour does
+    if backend == "memory":
+        limiter: MemoryRateLimiter | RedisRateLimiter = MemoryRateLimiter(clock)
+    else:
+        url = REDIS_URL if backend == "redis" else f"redis://127.0.0.1:{free_port()}/0"
+        limiter = RedisRateLimiter(url, clock, f"test-{secrets.token_hex(4)}", timeout=0.5)
+    try:
+        attempt = (("key", 3, 60), ("failures", 2, 3600))
+        assert [await limiter.attempt(*attempt) for _ in range(4)] == (
+            [0, 0, 0, 0] if backend == "redis down" else [0, 0, 0, 20]  # counted: the 4th is over
+        )
+        if backend == "redis down":
+            return  # lets everything through, as `hit` and `peek` do
+        assert await limiter.peek("failures", 2, 3600) == 0  # never counted by an attempt
+        await limiter.hit("failures", 2, 3600)
+        await limiter.hit("failures", 2, 3600)
+        assert await limiter.attempt(("other key", 3, 60), ("failures", 2, 3600)) == 800
+        assert await limiter.peek("other key", 3, 60) == 0  # counted once: room for two more
+        assert await limiter.attempt(*attempt) == 20  # the first refusal is the one said
+    finally:
+        await limiter.close()
+
+
 @pytest.mark.server
 @pytest.mark.parametrize("backend", ["redis", "memory"])
 def test_client_address_limit_holds_across_two_workers_and_spares_other_addresses(

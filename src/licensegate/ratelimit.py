@@ -38,6 +38,15 @@ end
 return 0
 """
 
+# A sign-in attempt: one counter counted, then (if it admits) another only looked at (`attempt`).
+_REDIS_ATTEMPT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+if count > tonumber(ARGV[2]) then return 1 end
+if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[3]) then return 2 end
+return 0
+"""
+
 Check = tuple[str, int, int]  # (key, limit, window in seconds)
 Admitted = tuple[int, int]  # (1-based position of the refusing check or 0, seconds until it admits)
 
@@ -68,6 +77,11 @@ class RateLimiter(Protocol):
     async def peek(self, key: str, limit: int, window: int) -> int:
         """Without counting: 0 if `key` has been hit fewer than `limit` times in this window, else
         the seconds until the window ends (for limits on failures, counted only once they fail)."""
+        ...
+
+    async def attempt(self, counted: Check, peeked: Check) -> int:
+        """`hit(*counted)`, then, if it admits the request, `peek(*peeked)`: 0 if both admit it,
+        else the seconds the refusing one says (with Redis, one round trip for both)."""
         ...
 
     async def redis_answers(self) -> bool | None:
@@ -122,6 +136,9 @@ class MemoryRateLimiter:
             return max(1, end - now)
         return 0
 
+    async def attempt(self, counted: Check, peeked: Check) -> int:
+        return await self.hit(*counted) or await self.peek(*peeked)
+
     async def hit_all(self, checks: Sequence[Check]) -> int:
         return (await self.admit_all(checks))[1]
 
@@ -170,6 +187,7 @@ class RedisRateLimiter:
         self._redis: Any = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._script = self._redis.register_script(_REDIS_HIT)
         self._script_all = self._redis.register_script(_REDIS_HIT_ALL)
+        self._script_attempt = self._redis.register_script(_REDIS_ATTEMPT)
         self._last_warning = 0
         self.in_flight = 0  # calls waiting for Redis now (a metric)
 
@@ -208,6 +226,31 @@ class RedisRateLimiter:
     async def peek(self, key: str, limit: int, window: int) -> int:
         try:
             return await self.count_peeked(key, limit, window)
+        except RedisUnavailable as exc:
+            return self._fail_open(exc)
+
+    async def count_attempt(self, counted: Check, peeked: Check) -> int:
+        """`attempt`, raising `RedisUnavailable` when Redis fails."""
+        now = self._clock.now()
+        (key, limit, window), (peeked_key, peeked_limit, peeked_window) = counted, peeked
+        keys = [
+            f"{self._prefix}:rl:{window}:{now // window}:{_bucket(key)}",
+            f"{self._prefix}:rl:{peeked_window}:{now // peeked_window}:{_bucket(peeked_key)}",
+        ]
+        self.in_flight += 1
+        try:
+            refused = int(await self._script_attempt(keys=keys, args=[window + 1, limit, peeked_limit]))
+        except Exception as exc:
+            raise RedisUnavailable(str(exc) or type(exc).__name__) from exc
+        finally:
+            self.in_flight -= 1
+        if not refused:
+            return 0
+        return _retry(window if refused == 1 else peeked_window, now)
+
+    async def attempt(self, counted: Check, peeked: Check) -> int:
+        try:
+            return await self.count_attempt(counted, peeked)
         except RedisUnavailable as exc:
             return self._fail_open(exc)
 
@@ -305,6 +348,14 @@ class FallbackRateLimiter:
             except RedisUnavailable as exc:
                 self._fall_back(str(exc))
         return await self._memory.peek(key, limit, window)
+
+    async def attempt(self, counted: Check, peeked: Check) -> int:
+        if self._failing is None:
+            try:
+                return await self._redis.count_attempt(counted, peeked)
+            except RedisUnavailable as exc:
+                self._fall_back(str(exc))
+        return await self._memory.attempt(counted, peeked)
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
         return (await self.admit_all(checks))[1]

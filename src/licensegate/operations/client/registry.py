@@ -57,13 +57,13 @@ class ClientCall:
         `failed_attempt`), so random usernames or keys are limited while the many users behind
         one shared address (a company, a carrier's NAT) keep signing in."""
         settings = self.services.settings
-        limiter = self.services.limiter
-        retry_after = await limiter.hit(
-            f"auth:{self.app.id}:{credential}:{self.counted_ip}",
-            self.app.auth_rate_limit,
-            self.app.auth_rate_window,
-        ) or await limiter.peek(
-            self._address_bucket(), settings.login_address_limit, settings.login_address_window
+        retry_after = await self.services.limiter.attempt(  # one Redis round trip for both
+            (
+                f"auth:{self.app.id}:{credential}:{self.counted_ip}",
+                self.app.auth_rate_limit,
+                self.app.auth_rate_window,
+            ),
+            (self._address_bucket(), settings.login_address_limit, settings.login_address_window),
         )
         if retry_after:
             raise RateLimited(retry_after, (await self.messages())("ratelimited"))
