@@ -42,6 +42,7 @@ class Services:
     named_limits: AppCache[namedlimits.AppLimits]  # an application's named rate limits (domain.namedlimits)
     event_wants: AppCache[frozenset[str]]  # login-path events an application wants (domain.events)
     rechecks: Rechecks[KnownLogin]  # the logged-in sessions this worker holds (domain.recheck)
+    first_use_wants: AppCache[frozenset[str]]  # a first use's events it wants (a hint: domain.logins)
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     files: FileStore  # file content: a folder (shared or not) or the database
     mailer: Mailer
@@ -98,6 +99,7 @@ class Services:
             named_limits=namedlimits.app_cache(invalidation),
             event_wants=events.login_cache(invalidation),
             rechecks=Rechecks(settings.recheck_sessions),
+            first_use_wants=events.first_use_cache(invalidation),
             invalidation=invalidation,
             files=open_file_store(db, clock, settings.data_dir, settings.files_dir),
             mailer=Mailer(settings),

@@ -78,6 +78,9 @@ CATALOGUE: dict[str, EventKind] = {
 # transaction (domain.logins); a refusal, which changes nothing, has its event alone
 # (`report_refusal`).
 LOGIN_PATH = ("user.logged_in", "user.login_refused", "blacklist.hit")
+# A key's first use (License Login or register): the cache says which path to take (the
+# first-use paths check exactly, in their own transaction or statement, before they skip them).
+FIRST_USE = ("key.redeemed", "user.registered", "subscription.granted")
 HOT_PATH = (*LOGIN_PATH, "credits.spent")  # what the per-worker cache knows (Spend Credits too)
 TOPIC = "event-wants"
 
@@ -86,12 +89,22 @@ def login_cache(invalidation: Invalidation) -> AppCache[frozenset[str]]:
     """Which of `HOT_PATH` an application's enabled endpoints want; a change of its endpoints
     announces itself (`AppCache.changed`). A stale answer costs at most one statement that
     writes nothing (`record` checks the endpoints itself), never a wrong event."""
+    return _wants_cache(invalidation, HOT_PATH)
 
+
+def first_use_cache(invalidation: Invalidation) -> AppCache[frozenset[str]]:
+    """Which of `FIRST_USE` an application's enabled endpoints want (forgotten with
+    `login_cache`, on the same topic). Only a hint: the first-use paths make sure exactly before
+    they write no event (`domain.logins`)."""
+    return _wants_cache(invalidation, FIRST_USE)
+
+
+def _wants_cache(invalidation: Invalidation, names: tuple[str, ...]) -> AppCache[frozenset[str]]:
     async def load(db: Executor, app_id: int) -> frozenset[str]:
         lists = await store.enabled_event_lists(db, app_id)  # one statement, whatever the names
         return frozenset(
             name
-            for name in HOT_PATH
+            for name in names
             for stored in lists
             if f",{name}," in stored or (stored.startswith(store.ALL) and not CATALOGUE[name].opt_in)
         )
@@ -174,7 +187,12 @@ async def report_refusal(
 async def wanted(db: Executor, app_id: int, names: tuple[str, ...]) -> bool:
     """Whether an enabled endpoint of the application wants any of these events (for a path that
     has a faster way that writes no event)."""
-    return await store.wanted(db, app_id, [(name, CATALOGUE[name].opt_in) for name in names])
+    return await store.wanted(db, app_id, with_opt_in(names))
+
+
+def with_opt_in(names: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """(name, opt-in) of each event: what `store.events` matches endpoints by."""
+    return [(name, CATALOGUE[name].opt_in) for name in names]
 
 
 async def batch_reporter(

@@ -24,6 +24,7 @@ from licensegate.domain.subscriptions import get as get_subscription
 from licensegate.secretbox import SecretBox
 from licensegate.store import apps as app_store
 from licensegate.store import licenses as store
+from licensegate.store import overview as overview_store
 from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
 from licensegate.store import users as user_store
@@ -31,6 +32,7 @@ from licensegate.store.database import Database, Executor, Row
 from licensegate.store.licenses import SORTS as SORTS  # the dashboard's list is made of these
 from licensegate.store.licenses import KeyQuery as KeyQuery
 from licensegate.store.licenses import KeyRow as KeyRow  # the rows it returns
+from licensegate.store.subscriptions import LevelSubscription
 
 SECONDS_PER_DAY = 86400
 MAX_AMOUNT = 100
@@ -165,6 +167,14 @@ async def generate(db: Database, box: SecretBox, scope: Scope, spec: KeySpec, no
 # --- redemption -------------------------------------------------------------------------------
 
 
+class Redeemed(NamedTuple):
+    """A key redeemed for a user: its level when it was, and the grants it gave (subscription
+    name, its pause, the grant's expiry)."""
+
+    level: str
+    grants: list[tuple[str, int | None, int]]
+
+
 async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id: int, now: int) -> bool:
     """Mark the key used by this user and grant every subscription of its level.
 
@@ -176,45 +186,75 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
     user = await user_store.find_by_id(tx, app_id, user_id)
     if user is None:
         raise errorcodes.USER_NOT_FOUND("The user redeeming the key does not exist.")
+    redeemed = await redeem_read_ahead(tx, app_id, key_row, user_id, user["username"], None, now, report=True)
+    if redeemed is None:
+        return False
+    await overview_store.bump(tx, app_id, now, "key")
+    return True
+
+
+async def redeem_read_ahead(
+    tx: Executor,
+    app_id: int,
+    key_row: Mapping[str, Any],
+    user_id: int,
+    username: str,
+    subs: list[LevelSubscription] | None,
+    now: int,
+    *,
+    report: bool,
+) -> Redeemed | None:
+    """`redeem` for a caller that read ahead, before its transaction: `username` is the user's,
+    `subs` the subscriptions of the key's level (`key_row["level"]`; read here when None or the
+    level changed meanwhile). The caller counts the key for the overview. Returns None, changing
+    nothing, when the key is no longer unused or has been banned. `report`: write the
+    `key.redeemed` event (False: no endpoint wants it).
+    """
     used = await store.mark_used(
-        tx, app_id, key_row["id"], user_id=user_id, username=user["username"], now=now
+        tx, app_id, key_row["id"], user_id=user_id, username=username, now=now, counted=False
     )
     if used is None:
-        return False
-    subs = await subscription_store.for_level(tx, app_id, used["level"])
+        return None
+    if subs is None or used["level"] != key_row["level"]:
+        subs = await subscription_store.for_level(tx, app_id, used["level"])
     if not subs:
         raise errorcodes.LEVEL_HAS_NO_SUBSCRIPTION(level=used["level"])
-    used_key = str(key_row["key"])
-    key_data = events.key_ref(used_key, id=key_row["id"], level=used["level"])
-    name = user["username"]  # a License Login's user is named by its key: shown masked
-    user_data = events.user_ref(user_id, events.masked_key(name) if name == used_key else name)
-    await events.record(
-        tx, app_id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=used_key
+    # While the subscription is paused its clock stands still: start the grant at the pause, so
+    # unpausing (which adds the pause's length) leaves it the full duration.
+    expiries = [(now if sub["paused_at"] is None else sub["paused_at"]) + used["duration"] for sub in subs]
+    await store.insert_grants(
+        tx,
+        user_id=user_id,
+        key_id=key_row["id"],
+        grants=[(sub["id"], expires_at) for sub, expires_at in zip(subs, expiries, strict=True)],
+        now=now,
     )
-    for sub in subs:
-        # While the subscription is paused its clock stands still: start the grant at the
-        # pause, so unpausing (which adds the pause's length) leaves it the full duration.
-        start = now if sub["paused_at"] is None else sub["paused_at"]
-        await store.insert_grant(
-            tx,
-            user_id=user_id,
-            subscription_id=sub["id"],
-            expires_at=start + used["duration"],
-            key_id=key_row["id"],
-            now=now,
+    if report:
+        used_key = str(key_row["key"])
+        key_data = events.key_ref(used_key, id=key_row["id"], level=used["level"])
+        # A License Login's user is named by its key: shown masked.
+        user_data = events.user_ref(
+            user_id, events.masked_key(username) if username == used_key else username
         )
-        await events.granted_by_key(
-            tx,
-            app_id,
-            now,
-            extended=False,
-            user=user_data,
-            subscription=sub["name"],
-            seconds=used["duration"],
-            key=used_key,
-            key_data=key_data,
+        await events.record(
+            tx, app_id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=used_key
         )
-    return True
+        for sub in subs:
+            await events.granted_by_key(
+                tx,
+                app_id,
+                now,
+                extended=False,
+                user=user_data,
+                subscription=sub["name"],
+                seconds=used["duration"],
+                key=used_key,
+                key_data=key_data,
+            )
+    grants = [
+        (sub["name"], sub["paused_at"], expires_at) for sub, expires_at in zip(subs, expiries, strict=True)
+    ]
+    return Redeemed(used["level"], grants)
 
 
 # --- reading ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 
 import orjson
 
+from licensegate.appcache import AppCache
 from licensegate.domain import blacklists, errorcodes, events, lockout, passwordcheck, seats, tokens, totp
 from licensegate.domain import licenses as license_rules
 from licensegate.domain import users as user_rules
@@ -28,8 +29,10 @@ from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import licenses as license_store
 from licensegate.store import logins as store
+from licensegate.store import overview as overview_store
 from licensegate.store import sessions as session_store
 from licensegate.store import subscriptions as subscription_store
+from licensegate.store import tokens as token_store
 from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, UniqueViolation
 from licensegate.store.logins import AccountRow, GrantRow, KeyUserRow, UserRow
@@ -408,9 +411,6 @@ def _refuse_banned(row: KeyUserRow, msg: Messages) -> None:
         raise errorcodes.KEY_BANNED(msg("keybanned", reason=row["banned_reason"]))
 
 
-FIRST_USE_EVENTS = ("key.redeemed", "user.registered", "subscription.granted")
-
-
 class NewUser(NamedTuple):
     """The user a redeemed key makes: by Register (with a password) or by a License Login."""
 
@@ -418,6 +418,16 @@ class NewUser(NamedTuple):
     password_hash: str | None
     email: str | None
     created_by: str
+
+
+async def _reports_first_use(tx: Executor, app_id: int, hint: frozenset[str] | None) -> bool:
+    """Whether the first use writes its events, decided exactly inside its transaction. `hint`:
+    what the worker's cache says the application's endpoints want (None: nothing known). When it
+    says some: `events.record` checks each itself. When it says none: one statement makes sure
+    (the cache may not have heard of an endpoint added a moment ago), instead of two."""
+    if hint is None or not hint.isdisjoint(events.FIRST_USE):
+        return True
+    return await events.wanted(tx, app_id, events.FIRST_USE)
 
 
 async def _redeem_into_new_user(
@@ -428,59 +438,92 @@ async def _redeem_into_new_user(
     client: Client,
     new_user: NewUser,
     *,
+    hint: frozenset[str] | None,
     msg: Messages,
     now: int,
 ) -> Login:
     """Create the user, redeem the key for it and log the session in, atomically. A concurrent
-    redemption of the same key (or creation of the same name) makes this one refuse cleanly."""
+    redemption of the same key (or creation of the same name) makes this one refuse cleanly.
+
+    Writers queue for the transaction (on SQLite every worker's, on one file lock), so whatever
+    needs no lock happens before it: the token is made and sealed, the key level's subscriptions
+    read (again inside only if the level changed meanwhile); inside are only the writes, each
+    one statement (the user with its login, the key, the grants, both counters, the token, the
+    HWID, the session), and no read back: the answer is built from what was written."""
     username, created_by = new_user.username, new_user.created_by
     shown = events.masked_key(username) if created_by == LICENSE_USER else username  # (see _shown)
+    token_hash, token_sealed = tokens.new(box)
+    subs = await subscription_store.for_level(db, app.id, key_row["level"])
     try:
         async with db.transaction() as tx:
-            user_id = await user_store.insert(
+            user_id = await store.insert_logged_in_user(
                 tx,
                 app_id=app.id,
                 username=username,
                 username_fold=user_rules.fold(username),
                 password_hash=new_user.password_hash,
                 email=new_user.email,
-                hwid_lock=True,
                 created_by=created_by,
-                now=now,
                 # A reseller's key makes a user of that reseller, so it can see and manage them.
                 owner_account_id=key_row["generated_by_account_id"],
+                ip=client.ip,
+                now=now,
             )
             if user_id is None:
                 if created_by == LICENSE_USER:
                     raise errorcodes.KEY_USED(msg("keyused"))
                 raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
-            await tokens.issue(
-                tx, box, app_id=app.id, kind="user", assigned=username, user_id=user_id, now=now
+            report = await _reports_first_use(tx, app.id, hint)
+            redeemed = await license_rules.redeem_read_ahead(
+                tx, app.id, key_row, user_id, username, subs, now, report=report
             )
-            if not await license_rules.redeem(tx, app.id, key_row, user_id, now):
+            if redeemed is None:
                 raise errorcodes.KEY_USED(msg("keyused"))
-            await events.record(
+            await overview_store.bump(tx, app.id, now, "user", "key")
+            await token_store.insert(
                 tx,
-                app.id,
-                "user.registered",
-                now,
-                {
-                    "user": events.user_ref(user_id, shown),
-                    "via": "register" if created_by != LICENSE_USER else "license",
-                    "key": events.key_ref(key_row["key"], id=key_row["id"], level=key_row["level"]),
-                },
-                license_key=key_row["key"],
+                app_id=app.id,
+                token_hash=token_hash,
+                token_sealed=token_sealed,
+                kind="user",
+                assigned=username,
+                user_id=user_id,
+                license_key_id=None,
+                now=now,
             )
-            if client.hwid is not None:
-                await store.bind_hwid(tx, user_id, client.hwid, app.max_hwids, now)
-            user: LastLogin = {"user_id": user_id, "last_login_at": None, "last_ip": None}
-            await _log_in(tx, app.id, user, client, username, now, msg)
+            if report:
+                await events.record(
+                    tx,
+                    app.id,
+                    "user.registered",
+                    now,
+                    {
+                        "user": events.user_ref(user_id, shown),
+                        "via": "register" if created_by != LICENSE_USER else "license",
+                        "key": events.key_ref(key_row["key"], id=key_row["id"], level=redeemed.level),
+                    },
+                    license_key=key_row["key"],
+                )
+            if client.hwid is not None and app.max_hwids > 0:
+                await store.insert_first_hwid(tx, user_id, client.hwid, now)
+            # No seat to count: a user made now holds no other session. Every later login of the
+            # user, and one that lost the race for this key (`license_login`), counts this one.
+            await _validate(tx, app.id, user_id, client, username, msg)
             await _logged_in(tx, app.id, user_id, shown, client, now)
-            grants = await store.grants(tx, user_id)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel")) from exc
         raise
+    grants: list[GrantRow] = [
+        {
+            "subscription": name,
+            "sub_paused_at": sub_paused_at,
+            "expires_at": expires_at,
+            "paused_at": None,
+            "grant_key": key_row["key"],
+        }
+        for name, sub_paused_at, expires_at in redeemed.grants
+    ]
     entries, _ = running_grants(grants, app, now)
     return Login(user_id, username, info(username, now, entries, client, client.hwid or "", now))
 
@@ -512,7 +555,7 @@ async def register(
         raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
     password_hash = await passwords.hash(password, queue=app.id)  # slow by design: before the transaction
     new_user = NewUser(username, password_hash, email, created_by="register")
-    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
+    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, hint=None, msg=msg, now=now)
 
 
 async def license_login(
@@ -526,12 +569,15 @@ async def license_login(
     msg: Messages,
     now: int,
     held: Held[KnownLogin] | None = None,
+    first_use_wants: AppCache[frozenset[str]] | None = None,
 ) -> Login:
     """A key is its own account: its first use creates the user named by the key, with the key's
     subscriptions; later uses log that user in. The key is a long random secret, so it is looked
     up by its index, never checked through a slow hash. `held`: the session as this worker
     holds it (`domain.recheck`, its versions just confirmed): a re-check of the login it
-    remembers decides on what it holds, without reading the key, the user or the blacklist."""
+    remembers decides on what it holds, without reading the key, the user or the blacklist.
+    `first_use_wants`: the worker's cache of the first use's events the application's endpoints
+    want (`events.first_use_cache`), which picks the first use's path."""
     check_hwid(app, client.hwid, msg)
     known = None if held is None else held.login
     if known is not None and (known.key, known.hwid, known.ip) == (key, client.hwid, client.ip):
@@ -551,15 +597,17 @@ async def license_login(
     key_row, account = await _usable_key(db, app, key, msg)
     if key_row["status"] == "unused":
         await check_blacklist(db, app, client, msg)
+        hint = None if first_use_wants is None else await first_use_wants.get(db, app.id)
         try:
-            return await _first_use(db, box, app, key_row, client, key=key, msg=msg, now=now)
+            return await _first_use(db, box, app, key_row, client, key=key, hint=hint, msg=msg, now=now)
         except Refusal as refused:
             if refused.error != "key_used":
                 raise
-            # Redeemed meanwhile: by this same device (a double click, a retry while the first
-            # login was in flight), that login stands for this one too; by another, refused.
+            # Redeemed meanwhile (by this device, a double click or a retry while the first
+            # login was in flight, or by another): decided as if it came just after, as a login
+            # of the user that redemption made, counted against its HWIDs and seats like any.
             key_row, account = await _usable_key(db, app, key, msg)
-            if account is None or not account.holds(client.hwid):
+            if account is None:
                 raise
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
@@ -589,21 +637,25 @@ async def _first_use(
     client: Client,
     *,
     key: str,
+    hint: frozenset[str] | None,
     msg: Messages,
     now: int,
 ) -> Login:
     """The first use of an unused key: the user it makes, logged in (refused `key_used` when
-    another request redeemed it first)."""
-    # The one-statement path writes no event: an application whose endpoints want them takes
-    # the transaction, which does.
+    another request redeemed it first). On PostgreSQL one statement, unless an endpoint of the
+    application wants the first use's events or `user.logged_in` (that statement writes none):
+    the transaction does."""
     if (
         db.dialect == "postgresql"
         and not client.report_login
-        and not await events.wanted(db, app.id, FIRST_USE_EVENTS)
+        and (hint is None or hint.isdisjoint(events.FIRST_USE))
     ):
-        return await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
+        login = await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
+        if login is not None:
+            return login
+        hint = frozenset(events.FIRST_USE)  # an endpoint wants them after all
     new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
-    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, msg=msg, now=now)
+    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, hint=hint, msg=msg, now=now)
 
 
 async def _first_use_in_one_statement(
@@ -616,9 +668,10 @@ async def _first_use_in_one_statement(
     key: str,
     msg: Messages,
     now: int,
-) -> Login:
+) -> Login | None:
     """`_redeem_into_new_user` for a License Login, in one round trip on PostgreSQL (the same
-    writes, decided by the same conditions; see `store.logins.first_use_postgres`)."""
+    writes, decided by the same conditions; see `store.logins.first_use_postgres`). None, with
+    nothing written, when an endpoint wants the first use's events."""
     token_hash, token_sealed = tokens.new(box)
     details = session_store.login_record(0, key, client.hwid, client.details)[3:]
     try:
@@ -638,18 +691,24 @@ async def _first_use_in_one_statement(
             details=details,
             ip=client.ip,
             now=now,
+            events=_FIRST_USE_EVENTS,
         )
     except UniqueViolation:  # a user already has the key's name: nothing was written
         raise errorcodes.KEY_USED(msg("keyused")) from None
     if row["user_id"] is None:
         if row["no_subscription"]:
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
+        if row["events_wanted"]:
+            return None
         raise errorcodes.KEY_USED(msg("keyused"))
     grants = cast(
         "list[GrantRow]", [{**grant, "grant_key": key} for grant in orjson.loads(row["grants"] or "[]")]
     )
     entries, _ = running_grants(grants, app, now)
     return Login(row["user_id"], key, info(key, now, entries, client, client.hwid or "", now))
+
+
+_FIRST_USE_EVENTS = tuple(events.with_opt_in(events.FIRST_USE))
 
 
 # --- Upgrade Access ---------------------------------------------------------------------------

@@ -273,10 +273,11 @@ class Redeemed(TypedDict):
 
 
 async def mark_used(
-    db: Executor, app_id: int, key_id: int, *, user_id: int, username: str, now: int
+    db: Executor, app_id: int, key_id: int, *, user_id: int, username: str, now: int, counted: bool = True
 ) -> Redeemed | None:
     """Redeem the key if it is still unused and not banned; its level and duration as they
-    were at that moment, or None when another redemption (or a ban) came first."""
+    were at that moment, or None when another redemption (or a ban) came first. `counted`
+    False: the caller counts it for the overview (with what else it counts, in one statement)."""
     row = await db.fetch_one(
         "UPDATE license_keys SET status = 'used', used_at = ?, used_by_user_id = ?, used_by = ? "
         "WHERE id = ? AND app_id = ? AND status = 'unused' AND banned_reason IS NULL "
@@ -287,7 +288,7 @@ async def mark_used(
         key_id,
         app_id,
     )
-    if row is not None:
+    if row is not None and counted:
         await overview.bump(db, app_id, now, "key")
     return cast("Redeemed | None", row)
 
@@ -295,14 +296,17 @@ async def mark_used(
 async def insert_grant(
     db: Executor, *, user_id: int, subscription_id: int, expires_at: int, key_id: int, now: int
 ) -> None:
+    await insert_grants(db, user_id=user_id, key_id=key_id, grants=[(subscription_id, expires_at)], now=now)
+
+
+async def insert_grants(
+    db: Executor, *, user_id: int, key_id: int, grants: list[tuple[int, int]], now: int
+) -> None:
+    """The grants a key gives (subscription id, expiry), in one statement."""
     await db.execute(
-        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, key_id, created_at) "
-        "VALUES (?, ?, ?, ?, ?)",
-        user_id,
-        subscription_id,
-        expires_at,
-        key_id,
-        now,
+        "INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, key_id, created_at) VALUES "
+        + ", ".join("(?, ?, ?, ?, ?)" for _ in grants),
+        *(value for sub_id, expires_at in grants for value in (user_id, sub_id, expires_at, key_id, now)),
     )
 
 

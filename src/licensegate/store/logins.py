@@ -3,9 +3,11 @@ bring everything a login decides on in as few round trips as possible, and its w
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TypedDict, cast
 
 from licensegate.store.database import Executor, Row
+from licensegate.store.events import wanting
 
 _USER_COLUMNS = (
     "u.id AS user_id, u.username, u.password_hash, u.banned_reason AS user_banned, u.created_at, "
@@ -93,6 +95,7 @@ class FirstUse(TypedDict):
 
     user_id: int | None
     no_subscription: bool
+    events_wanted: bool  # an endpoint wants the first use's events: nothing was written
     grants: str | None  # JSON: the new grants, without their key
 
 
@@ -136,6 +139,60 @@ async def grants(db: Executor, user_id: int) -> list[GrantRow]:
         user_id,
     )
     return cast("list[GrantRow]", rows)
+
+
+# --- the first use of a key: the writes of the transaction that makes its user ----------------
+
+# The name a login looks the user up by: the fold while the application compares names
+# case-insensitively (as `store.users` spells it).
+_USERNAME_KEY = (
+    "CASE WHEN (SELECT case_insensitive_usernames FROM apps WHERE id = ?) = 1 "
+    "THEN CAST(? AS TEXT) ELSE CAST(? AS TEXT) END"
+)
+
+
+async def insert_logged_in_user(
+    db: Executor,
+    *,
+    app_id: int,
+    username: str,
+    username_fold: str,
+    password_hash: str | None,
+    email: str | None,
+    created_by: str,
+    owner_account_id: int | None,
+    ip: str,
+    now: int,
+) -> int | None:
+    """Create a user (HWID-locked) who logs in at once, from `ip` now; None when the name is taken
+    in this application (by its rule). Not counted for the overview: the caller counts it."""
+    user_id: int | None = await db.fetch_value(
+        "INSERT INTO users (app_id, username, username_fold, username_key, password_hash, email, "
+        "email_lower, hwid_lock, created_by, owner_account_id, created_at, last_login_at, last_ip) "
+        f"VALUES (?, ?, ?, {_USERNAME_KEY}, ?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+        app_id,
+        username,
+        username_fold,
+        app_id,
+        username_fold,
+        username,
+        password_hash,
+        email,
+        email.lower() if email is not None else None,
+        created_by,
+        owner_account_id,
+        now,
+        now,
+        ip,
+    )
+    return user_id
+
+
+async def insert_first_hwid(db: Executor, user_id: int, hwid: str, now: int) -> None:
+    """Bind the first HWID of a user made in this transaction (who holds none yet)."""
+    await db.execute(
+        "INSERT INTO user_hwids (user_id, hwid, created_at) VALUES (?, ?, ?)", user_id, hwid, now
+    )
 
 
 async def lock_user(db: Executor, user_id: int) -> None:
@@ -273,13 +330,15 @@ _SESSION_DETAILS = "os, architecture, device, cpu_cores, ram, client_version, cl
 
 # PostgreSQL: the first use of a license key in one statement (data-modifying CTEs). The key is
 # marked used first, and only while it is still unused, unbanned and its level has a
-# subscription; every other write takes its rows from that one, so a key that another request
-# redeemed first (whose row lock this statement waited for) changes nothing. The user's id is
-# drawn from its sequence up front so the key can name it. A taken username violates the unique
-# constraint and the whole statement is undone. Constraints are checked at the statement's end,
-# when the user the key refers to exists. The overview's counters of new users and redeemed keys
-# (`store.overview.bump` elsewhere) gain one each when the user is made.
-_FIRST_USE = f"""
+# subscription, and no endpoint of the application wants the first use's events (this statement
+# writes none: the caller takes the transaction that does); every other write takes its rows
+# from that one, so a key that another request redeemed first (whose row lock this statement
+# waited for) changes nothing. The user's id is drawn from its sequence up front so the key can
+# name it. A taken username violates the unique constraint and the whole statement is undone.
+# Constraints are checked at the statement's end, when the user the key refers to exists. The
+# overview's counters of new users and redeemed keys (`store.overview.bump` elsewhere) gain one
+# each when the user is made. `{wanted}`: `store.events.wanting` of the first use's events.
+_FIRST_USE = """
 WITH new_user AS (SELECT nextval(pg_get_serial_sequence('users', 'id')) AS id),
 used AS (
     UPDATE license_keys k SET status = 'used', used_at = $1::bigint,
@@ -287,6 +346,7 @@ used AS (
     WHERE k.id = $3::bigint AND k.app_id = $4::bigint AND k.status = 'unused'
         AND k.banned_reason IS NULL
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.app_id = k.app_id AND s.level = k.level)
+        AND NOT {wanted}
     RETURNING k.level, k.duration
 ),
 made AS (
@@ -321,7 +381,7 @@ granted AS (
 ),
 session AS (
     UPDATE sessions SET validated = 1, user_id = m.id, credential = $2::text, hwid = $10::text,
-        ({_SESSION_DETAILS}) = ($12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text)
+        ({details}) = ($12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text)
     FROM made m WHERE sessions.id = $19::text
 )
 SELECT (SELECT id FROM made) AS user_id,
@@ -330,6 +390,7 @@ SELECT (SELECT id FROM made) AS user_id,
             AND k.banned_reason IS NULL
             AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.app_id = k.app_id AND s.level = k.level)
     ) AS no_subscription,
+    {wanted} AS events_wanted,
     (SELECT json_agg(json_build_object('subscription', s.name, 'sub_paused_at', s.paused_at,
             'expires_at', g.expires_at, 'paused_at', g.paused_at) ORDER BY g.id)
         FROM granted g JOIN subscriptions s ON s.id = g.subscription_id) AS grants
@@ -353,14 +414,16 @@ async def first_use_postgres(
     details: tuple[object, ...],
     ip: str,
     now: int,
+    events: tuple[tuple[str, bool], ...],
 ) -> FirstUse:
     """Redeem an unused key into a new user named by it, grant the key's subscriptions, bind the
     HWID, issue the user's token and log the session in: one statement on PostgreSQL. Returns
     `user_id` (None: nothing was written, because the key was redeemed or banned meanwhile, or
-    `no_subscription` says its level has none) and `grants` (JSON: the new grants). Raises
-    UniqueViolation when a user with the key's name exists."""
+    `no_subscription` says its level has none, or `events_wanted` that an endpoint wants one of
+    `events`, (name, opt-in)) and `grants` (JSON: the new grants). Raises UniqueViolation when a
+    user with the key's name exists."""
     row = await db.fetch_one(
-        _FIRST_USE,
+        _first_use_sql(events),
         now,
         key,
         key_id,
@@ -378,3 +441,8 @@ async def first_use_postgres(
     )
     assert row is not None
     return cast("FirstUse", row)
+
+
+@lru_cache(maxsize=8)
+def _first_use_sql(events: tuple[tuple[str, bool], ...]) -> str:
+    return _FIRST_USE.format(wanted=wanting("$4::bigint", events), details=_SESSION_DETAILS)

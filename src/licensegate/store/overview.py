@@ -31,14 +31,14 @@ async def add(db: Executor, counts: Iterable[tuple[int, int, str, str, int]]) ->
         await db.execute_many(_ADD, rows)
 
 
-async def bump(db: Executor, app_id: int, now: int, kind: str) -> None:
-    """One more `kind` ('user', 'key') today, written with the change it counts."""
+async def bump(db: Executor, app_id: int, now: int, *kinds: str) -> None:
+    """One more of each of `kinds` ('user', 'key') today, written with the change it counts (one
+    statement however many)."""
     await db.execute(
-        "INSERT INTO daily_counts (app_id, day, kind, outcome, count) VALUES (?, ?, ?, '', 1) "
-        "ON CONFLICT (app_id, day, kind, outcome) DO UPDATE SET count = daily_counts.count + 1",
-        app_id,
-        now // DAY,
-        kind,
+        "INSERT INTO daily_counts (app_id, day, kind, outcome, count) VALUES "
+        + ", ".join("(?, ?, ?, '', 1)" for _ in kinds)
+        + " ON CONFLICT (app_id, day, kind, outcome) DO UPDATE SET count = daily_counts.count + 1",
+        *(value for kind in kinds for value in (app_id, now // DAY, kind)),
     )
 
 

@@ -713,6 +713,9 @@ sessions = sa.Table(
     # Bumped by a trigger in the transaction of every change of what a worker holds of it (see
     # LOGIN_COLUMNS).
     sa.Column("login_version", sa.BigInteger, nullable=False, server_default="0"),
+    # When it opened in nanoseconds (wall clock; `created_at` is in seconds): which of sessions
+    # opened in one second is the oldest (seats' end_oldest). NULL: opened before it was recorded.
+    sa.Column("opened_ns", sa.BigInteger),
     # Who is online (logged in, unexpired), counted and named from the index alone (migration 0055).
     sa.Index(None, "app_id", "validated", "expires_at", "user_id"),
     sa.Index(None, "app_id", "ip"),
@@ -1243,7 +1246,16 @@ NOT_LOGIN_COLUMNS = {
         "license_file_at",
         "login_version",
     ),
-    "sessions": ("id", "created_at", "ip", "log_lines", "tamper_reports", "last_beat_at", "login_version"),
+    "sessions": (
+        "id",
+        "created_at",
+        "opened_ns",  # written once, at init; seats order by it
+        "ip",
+        "log_lines",
+        "tamper_reports",
+        "last_beat_at",
+        "login_version",
+    ),
     "license_keys": ("id", "app_id", "note", "generated_by", "created_at", "used_at", "used_by"),
 }
 # Tables any row change of which bumps the application's version, and its user's version.

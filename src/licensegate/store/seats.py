@@ -91,12 +91,13 @@ async def live_sessions(
     db: Executor, user_id: int, credential: str | None, now: int, but: str
 ) -> list[LiveSession]:
     """The user's logged-in, unexpired sessions other than `but` (with `credential`, only those
-    logged in with it), oldest first."""
+    logged in with it), oldest first: by the second they opened, then the nanosecond (sessions
+    opened before that was recorded first), then their id."""
     by_key = "" if credential is None else " AND credential = ?"
     args: list[object] = [user_id, now, but] + ([] if credential is None else [credential])
     rows = await db.fetch_all(
         "SELECT id, hwid, created_at FROM sessions WHERE user_id = ? AND validated = 1 AND expires_at > ? "
-        f"AND id <> ?{by_key} ORDER BY created_at, id",
+        f"AND id <> ?{by_key} ORDER BY created_at, COALESCE(opened_ns, 0), id",
         *args,
     )
     return cast("list[LiveSession]", rows)

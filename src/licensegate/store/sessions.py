@@ -4,6 +4,7 @@ settings along in the same round trip), and the seller lists, counts and ends th
 
 from __future__ import annotations
 
+import time
 from typing import Any, NamedTuple, TypedDict, cast
 
 from licensegate.store import apps, bulk
@@ -192,15 +193,18 @@ async def start(
     expires_at: int,
     enckey: str | None = None,
 ) -> None:
-    """`enckey`: the 1.2 / legacy 1.0 client's key, sealed."""
+    """`enckey`: the 1.2 / legacy 1.0 client's key, sealed. The session also records the moment it
+    opened in nanoseconds (the wall clock's), which orders sessions opened in the same second."""
     await db.execute(
-        "INSERT INTO sessions (id, app_id, ip, created_at, expires_at, enckey) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO sessions (id, app_id, ip, created_at, expires_at, enckey, opened_ns) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
         session_id,
         app_id,
         ip,
         now,
         expires_at,
         enckey,
+        time.time_ns(),
     )
 
 

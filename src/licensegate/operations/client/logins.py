@@ -220,7 +220,8 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
     """Log in with a license key alone. The first use of an unused key creates the user named by
     the key, holding the key's subscriptions; later uses log that user in. Answers only 200, 400,
     401, 403 and 500: an unknown key is 403 `key_not_found`, and a throttled attempt is 403
-    `rate_limited` with `Retry-After`. Further refusals: `key_used` (a concurrent first use won),
+    `rate_limited` with `Retry-After`. Further refusals: `key_used` (its user was deleted; a login
+    that loses the race for an unused key is answered as a login of the user the winner made),
     `key_banned`, `no_subscription_for_level`, and those of Login.
     """
     key = call.args.text("key")
@@ -237,6 +238,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
             msg=msg,
             now=call.now(),
             held=call.held,
+            first_use_wants=call.services.first_use_wants,
         )
     except Refusal as refusal:
         _count(call, refusal.error)
