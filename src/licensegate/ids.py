@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import string
 from contextvars import ContextVar
@@ -31,7 +32,9 @@ def session_id() -> str:
 
 
 def nonce() -> str:
-    return secrets.token_hex(16)
+    """32 lowercase hex characters (128 bits), on every client answer: `os.urandom` directly,
+    which is what `secrets.token_hex` calls, without its two calls on the way."""
+    return os.urandom(16).hex()
 
 
 # The id of the request this task serves, when the access log gave it one.
