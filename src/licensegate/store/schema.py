@@ -1171,7 +1171,7 @@ event_notices = sa.Table(
 )
 
 
-# --- login versions (migration 0056) ---------------------------------------------------------------
+# --- login versions (migrations 0056, 0058) -----------------------------------------------------
 # What a worker holds of a logged-in session (domain/recheck.py) is trusted while the login
 # versions of its application, its user and itself are unchanged. Triggers bump them in the
 # transaction of every change that can refuse or change a login, whatever makes it (the seller
@@ -1261,8 +1261,9 @@ NOT_LOGIN_COLUMNS = {
 # Tables any row change of which bumps the application's version, and its user's version.
 LOGIN_APP_TABLES = ("subscriptions", "blacklist", "whitelist", "seat_rules")
 LOGIN_USER_TABLES = ("user_hwids", "user_subscriptions")
-# The triggers the migrations make, by database (SQLite has one per event where PostgreSQL has one).
-_WATCHING_TRIGGERS = frozenset(
+# The triggers the migrations make (0056, 0058): on PostgreSQL the tables above bump by statement
+# (with transition tables), on SQLite by row; either way one trigger per event.
+LOGIN_VERSION_TRIGGERS = frozenset(
     {
         "apps_login_version",
         "users_login_version",
@@ -1271,14 +1272,9 @@ _WATCHING_TRIGGERS = frozenset(
         "license_keys_login_version_update",
         "license_keys_login_version_delete",
     }
-)
-LOGIN_VERSION_TRIGGERS = {
-    "sqlite": _WATCHING_TRIGGERS
     | {
         f"{table}_login_version_{event}"
         for table in (*LOGIN_APP_TABLES, *LOGIN_USER_TABLES)
         for event in ("insert", "update", "delete")
-    },
-    "postgresql": _WATCHING_TRIGGERS
-    | {f"{table}_login_version" for table in (*LOGIN_APP_TABLES, *LOGIN_USER_TABLES)},
-}
+    }
+)
