@@ -442,3 +442,29 @@ async def test_no_entry_is_trusted_longer_than_it_may_be_kept(seller: Seller, se
     assert held is not None
     assert await services.rechecks.confirmed(services.db, held.session.id) is None
     assert services.rechecks.peek(held.session.id) is None
+
+
+@pytest.mark.parametrize("holding", [True, False], ids=["held", "not held"])
+async def test_turning_the_hwid_lock_on_refuses_a_held_login_from_another_device(
+    holding: bool, seller: Seller, services: Services
+) -> None:
+    if not holding:
+        services.rechecks = Rechecks(0)
+    await seller.ok("updatesettings", hwidcheck=0)
+    key = await new_key(seller)
+    first = client_of(seller)
+    await first.init()
+    await first.ok("license", key=key, hwid=HWID)  # the user's one HWID
+    program = client_of(seller)
+    await program.init()
+    for _ in range(3):  # another device: admitted while the lock is off
+        await program.ok("license", key=key, hwid=OTHER_HWID)
+    held = services.rechecks.peek(ids.digest(program.sessionid))
+    assert (held is not None and held.login is not None) is holding
+    await seller.ok("updatesettings", hwidcheck=1)
+    assert await outcome(program, "license", key=key, hwid=OTHER_HWID) == (403, "hwid_mismatch")
+    await seller.ok("updatesettings", maxhwids=2)  # room for the second device: it is bound
+    await program.ok("license", key=key, hwid=OTHER_HWID)
+    await seller.ok("updatesettings", maxhwids=1)  # both stay bound; a third device is refused
+    await program.ok("license", key=key, hwid=OTHER_HWID)
+    await program.fails("license", 403, "hwid_mismatch", key=key, hwid="a-third-device-0000000000")
