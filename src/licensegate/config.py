@@ -299,9 +299,9 @@ class Settings:
         minimum=1,
     )
     recheck_sessions: int = setting(
-        100_000,
+        10_000,
         "logged-in sessions a worker holds so that a re-check or check reads only their login "
-        "versions (one indexed query) instead of the rows behind them; 0 holds none",
+        "versions (one indexed query) instead of the rows behind them (about 5 KB each); 0 holds none",
         minimum=0,
     )
     count_flush_seconds: int = setting(

@@ -468,3 +468,19 @@ async def test_turning_the_hwid_lock_on_refuses_a_held_login_from_another_device
     await seller.ok("updatesettings", maxhwids=1)  # both stay bound; a third device is refused
     await program.ok("license", key=key, hwid=OTHER_HWID)
     await program.fails("license", 403, "hwid_mismatch", key=key, hwid="a-third-device-0000000000")
+
+
+async def test_sessions_of_one_application_share_its_held_settings(
+    seller: Seller, services: Services
+) -> None:
+    programs = []
+    for _ in range(2):
+        program = client_of(seller)
+        await program.init()
+        await program.ok("license", key=await new_key(seller), hwid=HWID)
+        await program.ok("check")
+        programs.append(services.rechecks.peek(ids.digest(program.sessionid)))
+    first, second = programs
+    assert first is not None
+    assert second is not None
+    assert first.app is second.app

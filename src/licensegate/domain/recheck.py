@@ -57,6 +57,7 @@ class Rechecks(Generic[L]):
     def __init__(self, max_entries: int, keep: float = BACKSTOP) -> None:
         """`max_entries`: the oldest entry goes when one more is held (0: none is held)."""
         self._entries: dict[str, Held[L]] = {}
+        self._apps: dict[int, ClientApp] = {}  # one copy of each application's settings for its entries
         self._max = max_entries
         self._keep = keep
 
@@ -85,6 +86,13 @@ class Rechecks(Generic[L]):
             return None
         if len(self._entries) >= self._max:
             del self._entries[next(iter(self._entries))]  # the oldest
+            if len(self._apps) > self._max:
+                self._apps.clear()
+        shared = self._apps.get(app.id)
+        if shared == app:
+            app = shared  # as held for another session: its copy, not one more
+        else:
+            self._apps[app.id] = app
         entry: Held[L] = Held(app, session, session.versions, time.monotonic() + self._keep)
         self._entries[session.id] = entry
         return entry
