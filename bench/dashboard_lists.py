@@ -25,6 +25,7 @@ import functools
 import os
 import platform
 import secrets
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -763,6 +764,7 @@ async def _measure(
             results += await _sessions(services, shop, url, sessions)
     finally:
         await services.close()
+        shutil.rmtree(folder, ignore_errors=True)
     return results
 
 
@@ -856,8 +858,9 @@ def main() -> None:
     table: list[str] = []
     measured: set[tuple[str, str]] = set()
     for name in args.databases.split(","):
+        scratch = Path(tempfile.mkdtemp(prefix="lgbench"))  # the SQLite database's folder
         if name == "sqlite":
-            url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='lgbench')) / 'bench.db'}"
+            url = f"sqlite:///{scratch / 'bench.db'}"
             migrate.upgrade(url)
         else:
             # One database per run: two runs at once on the shared server must not drop each other's.
@@ -868,6 +871,7 @@ def main() -> None:
                 _measure(url, args.keys, args.users, args.variables, lists, args.logs, args.sessions)
             )
         finally:
+            shutil.rmtree(scratch, ignore_errors=True)  # gigabytes at a million rows
             if name != "sqlite":
                 databases.drop_database(url.rpartition("/")[2])
         for case, median, p95 in measured_rows:
