@@ -37,11 +37,11 @@ sys.path.insert(0, str(ROOT))
 
 from licensegate import ids  # noqa: E402
 from licensegate.config import Settings  # noqa: E402
-from licensegate.domain.sessions import LICENSE_USER  # noqa: E402
 from licensegate.domain.tokens import SEALED  # noqa: E402
 from licensegate.domain.users import fold  # noqa: E402
 from licensegate.secretbox import SecretBox  # noqa: E402
 from licensegate.services import open_secretbox  # noqa: E402
+from licensegate.store.users import LICENSE_USER  # noqa: E402
 
 BATCH = 50_000
 DURATION = 30 * 86400  # a 30-day key

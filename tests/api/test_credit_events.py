@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from licensegate.domain import events
 from licensegate.services import Services
 from tests.api.test_client_license import app as app  # the fixture: an initialised program
 from tests.api.test_credits import logged_in
@@ -41,7 +42,7 @@ async def test_seller_changes_write_credits_changed(
         ("credits.changed", "set", 3),
         ("credits.changed", "removed", None),
     ]
-    assert found[0][1]["user"]["username"] == key
+    assert found[0][1]["user"]["username"] == events.masked_key(key)  # a License Login user: masked
     assert found[1][1]["amount"] == 5
     assert found[2][1]["refill"]["period"] == "day"
     assert key not in str(found[3][1])  # a key is shown masked

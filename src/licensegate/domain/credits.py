@@ -46,6 +46,7 @@ class Target:
     owner: Owner
     owner_id: int
     label: str  # `user:alice`, `key:ABC-...` (as the user page's timeline looks audit entries up)
+    created_by: str | None = None  # a user's (events mask a License Login's user: events.user_ref)
 
 
 async def target(
@@ -66,7 +67,7 @@ async def target(
     found = await user_rules.find_named(db, scope.app_id, user, reseller_id=scope.reseller_id)
     if found is None:
         raise errorcodes.USER_NOT_FOUND(username=user)
-    return Target("user", found["id"], f"user:{found['username']}")
+    return Target("user", found["id"], f"user:{found['username']}", found["created_by"])
 
 
 def parse_time(text: str) -> int:
@@ -147,7 +148,7 @@ async def _changed(
     """`credits.changed`, in the transaction of the seller's change."""
     name = to.label.split(":", 1)[1]
     who = (
-        {"user": events.user_ref(to.owner_id, name)}
+        {"user": events.user_ref(to.owner_id, name, to.created_by)}
         if to.owner == "user"
         else {"key": events.key_ref(name, id=to.owner_id)}
     )
@@ -238,7 +239,11 @@ async def spend(
     async with db.transaction() as tx:
         left = await _spend(tx, app_id, user_id, credential, cost, msg, now)
         await events.record(
-            tx, app_id, SPENT, now, {"user": events.user_ref(user_id, None), "cost": cost, "balance": left}
+            tx,
+            app_id,
+            SPENT,
+            now,
+            {"user": events.user_ref(user_id, None, None), "cost": cost, "balance": left},
         )
     return left
 

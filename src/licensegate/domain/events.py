@@ -3,7 +3,8 @@
 Every event has a stable name from `CATALOGUE`, an id (`evt_...`, also the idempotency id a
 receiver dedupes on), a time and a JSON payload with a `version`: ids, names and times, never a
 secret, a password or a full license key (a key is shown masked; endpoints set to include keys
-get the full key as `key.key`, added at delivery).
+get the full key as `key.key`, added at delivery). A user a License Login made is named by its
+key: `user_ref` shows that name masked, for every endpoint (the user's id identifies it).
 
 `record` writes the event, and one pending delivery per endpoint that wants it, with the handle
 of the transaction of the change it reports: a change rolled back takes its event with it, and a
@@ -24,6 +25,7 @@ from licensegate.invalidation import Invalidation
 from licensegate.store import bulk
 from licensegate.store import events as store
 from licensegate.store.database import Database, Executor, Row
+from licensegate.store.users import LICENSE_USER
 
 PAYLOAD_VERSION = 1
 
@@ -122,8 +124,26 @@ def masked_key(key: str) -> str:
     return f"{key[:keep]}…{key[-keep:]}"
 
 
-def user_ref(user_id: int | None, username: str | None) -> dict[str, Any]:
-    return {"id": user_id, "username": username}
+def shown_name(username: str, created_by: str | None) -> str:
+    """A user's name as events show it: a License Login's user (`created_by` LICENSE_USER) is
+    named by its key, so it is shown masked, as every event shows keys."""
+    return masked_key(username) if created_by == LICENSE_USER else username
+
+
+def user_ref(user_id: int | None, username: str | None, created_by: str | None) -> dict[str, Any]:
+    """A user as every event shows it (`created_by`, the user row's: see `shown_name`)."""
+    return {"id": user_id, "username": None if username is None else shown_name(username, created_by)}
+
+
+def credential_shown(credential: str | None, user: Mapping[str, Any] | None) -> str | None:
+    """What a session was logged in with, as events show it: the user's name whole when it is a
+    name that is not a key (a Login), else masked (a License Login's key, or a key that logged
+    in a user named otherwise). `user`: the session's user row (`username`, `created_by`)."""
+    if credential is None:
+        return None
+    if user is not None and credential == user["username"]:
+        return shown_name(credential, user["created_by"])
+    return masked_key(credential)
 
 
 def key_ref(key: str, **more: Any) -> dict[str, Any]:
@@ -225,7 +245,7 @@ async def users_deleted(db: Executor, app_id: int, which: str, now: int) -> bulk
     """`user.deleted` for each batch of a bulk delete (`which`: all, expired, reseller)."""
 
     def entry(row: Row) -> dict[str, Any]:  # store.users.DELETED_COLUMNS
-        return user_ref(row["id"], row["username"])
+        return user_ref(row["id"], row["username"], row["created_by"])
 
     data = {"user": None, "which": which}
     return await batch_reporter(db, app_id, "user.deleted", now, data, listed="users", entry=entry)

@@ -33,7 +33,7 @@ async def scan(db: Database, now: int, *, days: int, batches: int = 20) -> int:
                             name,
                             now,
                             {
-                                "user": events.user_ref(row["user_id"], row["username"]),
+                                "user": events.user_ref(row["user_id"], row["username"], row["created_by"]),
                                 "subscription": row["subscription"],
                                 "expires_at": row["expires_at"],
                             },

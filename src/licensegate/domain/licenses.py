@@ -186,7 +186,9 @@ async def redeem(tx: Executor, app_id: int, key_row: Mapping[str, Any], user_id:
     user = await user_store.find_by_id(tx, app_id, user_id)
     if user is None:
         raise errorcodes.USER_NOT_FOUND("The user redeeming the key does not exist.")
-    redeemed = await redeem_read_ahead(tx, app_id, key_row, user_id, user["username"], None, now, report=True)
+    redeemed = await redeem_read_ahead(
+        tx, app_id, key_row, user_id, user["username"], None, now, created_by=user["created_by"], report=True
+    )
     if redeemed is None:
         return False
     await overview_store.bump(tx, app_id, now, "key")
@@ -202,9 +204,11 @@ async def redeem_read_ahead(
     subs: list[LevelSubscription] | None,
     now: int,
     *,
+    created_by: str,
     report: bool,
 ) -> Redeemed | None:
-    """`redeem` for a caller that read ahead, before its transaction: `username` is the user's,
+    """`redeem` for a caller that read ahead, before its transaction: `username` and
+    `created_by` are the user's,
     `subs` the subscriptions of the key's level (`key_row["level"]`; read here when None or the
     level changed meanwhile). The caller counts the key for the overview. Returns None, changing
     nothing, when the key is no longer unused or has been banned. `report`: write the
@@ -232,10 +236,7 @@ async def redeem_read_ahead(
     if report:
         used_key = str(key_row["key"])
         key_data = events.key_ref(used_key, id=key_row["id"], level=used["level"])
-        # A License Login's user is named by its key: shown masked.
-        user_data = events.user_ref(
-            user_id, events.masked_key(username) if username == used_key else username
-        )
+        user_data = events.user_ref(user_id, username, created_by)
         await events.record(
             tx, app_id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=used_key
         )

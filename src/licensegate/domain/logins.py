@@ -23,7 +23,6 @@ from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import NotFound, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.recheck import Held
-from licensegate.domain.sessions import LICENSE_USER
 from licensegate.domain.timefmt import datetime_text, unix_text
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox, is_sealed
@@ -37,6 +36,7 @@ from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor, UniqueViolation
 from licensegate.store.logins import AccountRow, GrantRow, KeyUserRow, UserRow
 from licensegate.store.sessions import LoginRecord
+from licensegate.store.users import LICENSE_USER
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +242,7 @@ async def admit(
         else:
             async with db.transaction() as tx:
                 await _validate(tx, app.id, user_id, client, credential, msg)
-                await _logged_in(tx, app.id, user_id, _shown(user), client, now)
+                await _logged_in(tx, app.id, _who(user_id, user), client, now)
     else:
         async with db.transaction() as tx:
             if bind is not None or app.seats:
@@ -254,23 +254,19 @@ async def admit(
             if settle and client.hwid is not None:
                 await store.settle_hwid(tx, user_id, client.hwid)
             await _log_in(tx, app.id, user, client, credential, now, msg)
-            await _logged_in(tx, app.id, user_id, _shown(user), client, now)
+            await _logged_in(tx, app.id, _who(user_id, user), client, now)
     hwid = client.hwid or (held[0] if held else "")
     return Login(user_id, user["username"], info(credential, user["created_at"], entries, client, hwid, now))
 
 
-def _shown(user: UserRow) -> str:
-    """A user's name as events show it: a License Login's user is named by its key, shown masked
-    as every event shows keys."""
-    username: str = user["username"]
-    return events.masked_key(username) if user["created_by"] == LICENSE_USER else username
+def _who(user_id: int, user: UserRow) -> dict[str, Any]:
+    """The user as events show it (a License Login's user, named by its key, masked)."""
+    return events.user_ref(user_id, user["username"], user["created_by"])
 
 
-async def _logged_in(
-    tx: Executor, app_id: int, user_id: int, username: str, client: Client, now: int
-) -> None:
+async def _logged_in(tx: Executor, app_id: int, who: dict[str, Any], client: Client, now: int) -> None:
     if client.report_login:
-        data = {"user": events.user_ref(user_id, username), "ip": client.ip, "hwid": client.hwid}
+        data = {"user": who, "ip": client.ip, "hwid": client.hwid}
         await events.record(tx, app_id, "user.logged_in", now, data)
 
 
@@ -451,7 +447,6 @@ async def _redeem_into_new_user(
     one statement (the user with its login, the key, the grants, both counters, the token, the
     HWID, the session), and no read back: the answer is built from what was written."""
     username, created_by = new_user.username, new_user.created_by
-    shown = events.masked_key(username) if created_by == LICENSE_USER else username  # (see _shown)
     token_hash, token_sealed = tokens.new(box)
     subs = await subscription_store.for_level(db, app.id, key_row["level"])
     try:
@@ -473,9 +468,10 @@ async def _redeem_into_new_user(
                 if created_by == LICENSE_USER:
                     raise errorcodes.KEY_USED(msg("keyused"))
                 raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
+            who = events.user_ref(user_id, username, created_by)
             report = await _reports_first_use(tx, app.id, hint)
             redeemed = await license_rules.redeem_read_ahead(
-                tx, app.id, key_row, user_id, username, subs, now, report=report
+                tx, app.id, key_row, user_id, username, subs, now, created_by=created_by, report=report
             )
             if redeemed is None:
                 raise errorcodes.KEY_USED(msg("keyused"))
@@ -498,7 +494,7 @@ async def _redeem_into_new_user(
                     "user.registered",
                     now,
                     {
-                        "user": events.user_ref(user_id, shown),
+                        "user": who,
                         "via": "register" if created_by != LICENSE_USER else "license",
                         "key": events.key_ref(key_row["key"], id=key_row["id"], level=redeemed.level),
                     },
@@ -509,7 +505,7 @@ async def _redeem_into_new_user(
             # No seat to count: a user made now holds no other session. Every later login of the
             # user, and one that lost the race for this key (`license_login`), counts this one.
             await _validate(tx, app.id, user_id, client, username, msg)
-            await _logged_in(tx, app.id, user_id, shown, client, now)
+            await _logged_in(tx, app.id, who, client, now)
     except NotFound as exc:
         if exc.error == "level_has_no_subscription":
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel")) from exc
@@ -738,7 +734,7 @@ async def upgrade(
         if not subs:
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
         key_data = events.key_ref(key, id=key_row["id"], level=used["level"])
-        user_data = events.user_ref(user["user_id"], user["username"])
+        user_data = events.user_ref(user["user_id"], user["username"], user["created_by"])
         await events.record(
             tx, app.id, "key.redeemed", now, {"key": key_data, "user": user_data}, license_key=key
         )

@@ -21,12 +21,12 @@ from licensegate import ids
 from licensegate.domain import apps, audit, errorcodes, lockout, logins, passwordcheck
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.messages import Messages
-from licensegate.domain.sessions import LICENSE_USER
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox
 from licensegate.store import panel as store
 from licensegate.store import sessions as session_store
 from licensegate.store.database import Database, Executor
+from licensegate.store.users import LICENSE_USER
 
 LIFETIME = 8 * 3600  # a panel session's absolute limit
 IDLE = 30 * 60  # ... and how long it lasts without a request

@@ -20,13 +20,14 @@ from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
 from licensegate.store import tamper as tamper_store
+from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor
 from licensegate.store.loginversions import Versions
 from licensegate.store.sessions import ListedSession as ListedSession  # the rows it lists
 from licensegate.store.sessions import LoginRecord
+from licensegate.store.users import LICENSE_USER
 
 ONLINE_LIMIT = 1000  # fetchOnline lists at most this many users
-LICENSE_USER = "license"  # `created_by` of users a License Login made (their name is their key)
 
 ENCKEY = "sessions.enckey"  # the purpose a session's enckey is sealed for (secretbox)
 
@@ -212,12 +213,14 @@ async def kill(db: Database, app_id: int, session_id: str, now: int) -> dict[str
         row = await store.delete(tx, app_id, session_id, ids.digest(session_id))
         if row is None:
             raise errorcodes.SESSION_NOT_FOUND()
+        user = None if row["user_id"] is None else await user_store.find_by_id(tx, app_id, row["user_id"])
+        credential = events.credential_shown(row["credential"], user)
         await events.record(
             tx,
             app_id,
             "session.ended",
             now,
-            {"credential": row["credential"], "ip": row["ip"], "count": 1, "reason": "seller"},
+            {"credential": credential, "ip": row["ip"], "count": 1, "reason": "seller"},
         )
     return {"credential": row["credential"], "ip": row["ip"], "validated": 1 if row["validated"] else 0}
 

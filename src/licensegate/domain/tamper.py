@@ -14,6 +14,7 @@ from licensegate.store import blacklists as blacklist_store
 from licensegate.store import logs as log_store
 from licensegate.store import sessions as session_store
 from licensegate.store import tamper as store
+from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor
 from licensegate.store.tamper import TamperRow as TamperRow  # the rows it lists
 
@@ -60,13 +61,19 @@ async def report(
             details=details,
             now=now,
         )
+        # The user's name, not the session's credential (a License Login's key, masked with it).
+        who = (
+            None
+            if user_id is None
+            else users.event_user(await user_store.find_by_id(tx, app.id, user_id), user_id)
+        )
         await events.record(
             tx,
             app.id,
             "tamper.reported",
             now,
             {
-                "user": None if user_id is None else events.user_ref(user_id, credential),
+                "user": who,
                 "reason": reason,
                 "ip": ip,
                 "banned": ban,

@@ -58,7 +58,7 @@ async def ban(
         db, user_id, why=session_store.Ended(session_store.BANNED, reason)
     )
     row = await store.find_by_id(db, app_id, user_id)
-    who = _event_user(row, user_id)
+    who = event_user(row, user_id)
     await events.record(db, app_id, "user.banned", now, {"user": who, "reason": reason})
     await events.sessions_ended_by(db, app_id, now, ended, "user_banned", user=who)
     if blacklist_as is None:
@@ -74,10 +74,11 @@ async def ban(
 
 async def unban(db: Executor, app_id: int, user_id: int, *, lift_blacklist: bool, now: int) -> None:
     """Lift the ban and, with `lift_blacklist`, what this user's bans added to the blacklist (never
-    an entry added directly or by another ban). Run inside a transaction."""
-    await store.set_ban(db, user_id, None)
-    row = await store.find_by_id(db, app_id, user_id)
-    await events.record(db, app_id, "user.unbanned", now, {"user": _event_user(row, user_id)})
+    an entry added directly or by another ban). `user.unbanned` only when a ban was lifted (a key
+    unbanned whose user was not banned reports no user). Run inside a transaction."""
+    if await store.lift_ban(db, user_id):
+        row = await store.find_by_id(db, app_id, user_id)
+        await events.record(db, app_id, "user.unbanned", now, {"user": event_user(row, user_id)})
     if lift_blacklist:
         await blacklist_store.remove_added_by_ban(db, app_id, user_id)
 
@@ -85,12 +86,19 @@ async def unban(db: Executor, app_id: int, user_id: int, *, lift_blacklist: bool
 async def delete(db: Executor, app_id: int, user_id: int, now: int) -> None:
     """Run inside a transaction (the event is written with the deletion)."""
     row = await store.find_by_id(db, app_id, user_id)
-    await events.record(db, app_id, "user.deleted", now, {"user": _event_user(row, user_id)})
+    await events.record(db, app_id, "user.deleted", now, {"user": event_user(row, user_id)})
     await store.delete(db, user_id)
 
 
-def _event_user(row: UserRef | None, user_id: int) -> dict[str, Any]:
-    return events.user_ref(user_id, None if row is None else row["username"])
+def event_user(row: UserRef | None, user_id: int) -> dict[str, Any]:
+    """The user `user_id` (its row as `store.users.find_by_id` reads it: None when it is gone) as
+    events show it."""
+    return events.user_ref(user_id, None, None) if row is None else _who(row)
+
+
+def _who(user: UserRef) -> dict[str, Any]:
+    """The user as events show it."""
+    return events.user_ref(user["id"], user["username"], user["created_by"])
 
 
 # --- the seller's view of users ----------------------------------------------------------------
@@ -250,6 +258,7 @@ async def create(
     bucket = "" if reseller is None else team.bucket_for(seconds)
     # Hashing is slow on purpose: do it before the transaction opens.
     password_hash = await passwords.hash(password, queue=scope.app_id) if password is not None else None
+    created_by = "SellerAPI" if reseller is None else reseller.username
     async with db.transaction() as tx:
         sub = await _subscription_for(tx, scope, sub_name)
         await app_store.lock(tx, scope.app_id)
@@ -261,7 +270,7 @@ async def create(
             password_hash=password_hash,
             email=email,
             hwid_lock=hwid_lock,
-            created_by="SellerAPI" if reseller is None else reseller.username,
+            created_by=created_by,
             owner_account_id=scope.reseller_id,
             now=now,
         )
@@ -280,10 +289,10 @@ async def create(
             "user.created",
             now,
             {
-                "user": events.user_ref(user_id, username),
+                "user": events.user_ref(user_id, username, created_by),
                 "subscription": sub_name,
                 "expires_at": expires_at,
-                "created_by": "SellerAPI" if reseller is None else reseller.username,
+                "created_by": created_by,
             },
         )
     return expires_at
@@ -432,7 +441,7 @@ async def set_password(
             scope.app_id,
             "user.password_reset",
             now,
-            {"user": events.user_ref(user["id"], user["username"]), "cleared": password is None},
+            {"user": _who(user), "cleared": password is None},
         )
 
 
@@ -442,12 +451,11 @@ async def set_email(db: Executor, scope: Scope, username: str, email: str) -> No
     await store.set_email(db, user["id"], email)
 
 
-async def _target(tx: Executor, scope: Scope, username: str) -> int | None:
-    """The user id a bulk-capable operation addresses; None for `all`."""
+async def _target(tx: Executor, scope: Scope, username: str) -> UserRef | None:
+    """The user a bulk-capable operation addresses; None for `all`."""
     if username in ALL_USERS:
         return None
-    user: int = (await get(tx, scope, username))["id"]
-    return user
+    return await get(tx, scope, username)
 
 
 async def extend(
@@ -471,7 +479,8 @@ async def extend(
     bucket = "" if reseller is None else team.bucket_for(seconds)
     async with db.transaction() as tx:
         sub = await _subscription_for(tx, scope, sub_name)
-        user_id = await _target(tx, scope, username)
+        target = await _target(tx, scope, username)
+        user_id = None if target is None else target["id"]
         # Extend first, then create: a grant created here must not receive the days twice.
         served = await grant_store.shift_live(
             tx,
@@ -503,7 +512,7 @@ async def extend(
                 now=now,
             )
         if served:
-            who = None if user_id is None else events.user_ref(user_id, username)
+            who = None if target is None else _who(target)
             extended, granted = extended_count, served - extended_count
             for name, count in (("subscription.extended", extended), ("subscription.granted", granted)):
                 if count:
@@ -522,7 +531,8 @@ async def subtract(db: Database, scope: Scope, username: str, sub_name: str, sec
     of one user or of `all`. Returns the number of users affected."""
     async with db.transaction() as tx:
         sub = await subscriptions.get(tx, scope.app_id, sub_name)
-        user_id = await _target(tx, scope, username)
+        target = await _target(tx, scope, username)
+        user_id = None if target is None else target["id"]
         served = await grant_store.shift_live(
             tx,
             app_id=scope.app_id,
@@ -562,7 +572,7 @@ async def pause(db: Database, scope: Scope, username: str, now: int) -> int:
         if not frozen:
             raise errorcodes.NOTHING_TO_PAUSE(username=username)
         ended = await session_store.end_for_user(tx, user["id"], why=session_store.ENDED_BY_PAUSE)
-        who = events.user_ref(user["id"], user["username"])
+        who = _who(user)
         await events.record(tx, scope.app_id, "user.paused", now, {"user": who, "grants": frozen})
         await events.sessions_ended_by(tx, scope.app_id, now, ended, "user_paused", user=who)
     return frozen
@@ -574,7 +584,7 @@ async def unpause(db: Database, scope: Scope, username: str, now: int) -> int:
         user = await get(tx, scope, username)
         if not (thawed := await grant_store.unpause_user(tx, user["id"], now)):
             raise errorcodes.NOT_PAUSED(f"The user '{username}' has no paused subscription.")
-        who = events.user_ref(user["id"], user["username"])
+        who = _who(user)
         await events.record(tx, scope.app_id, "user.unpaused", now, {"user": who, "grants": thawed})
     return thawed
 
@@ -591,7 +601,7 @@ async def reset_hwids(db: Database, scope: Scope, username: str, now: int) -> in
             scope.app_id,
             "user.hwid_reset",
             now,
-            {"user": events.user_ref(user["id"], user["username"]), "removed": removed},
+            {"user": _who(user), "removed": removed},
         )
         return removed
 

@@ -485,6 +485,7 @@ class ExpiryRow(TypedDict):
     expires_at: int
     user_id: int
     username: str
+    created_by: str
     subscription: str
 
 
@@ -496,7 +497,7 @@ async def expiries_to_notice(
     with such an endpoint, through their subscriptions' (subscription_id, expires_at) index, so
     the grants of other applications are never walked."""
     rows = await db.fetch_all(
-        "SELECT g.id AS grant_id, s.app_id, g.expires_at, u.id AS user_id, u.username, "
+        "SELECT g.id AS grant_id, s.app_id, g.expires_at, u.id AS user_id, u.username, u.created_by, "
         "s.name AS subscription FROM subscriptions s "
         "JOIN user_subscriptions g ON g.subscription_id = s.id JOIN users u ON u.id = g.user_id "
         "WHERE s.app_id IN (SELECT app_id FROM event_endpoints WHERE enabled = 1 "

@@ -74,7 +74,7 @@ async def delete(db: Executor, app_id: int, *keys: str) -> Row | None:
     # fetch_all runs a RETURNING statement to completion on SQLite.
     rows = await db.fetch_all(
         f"DELETE FROM sessions WHERE id IN ({', '.join('?' * len(keys))}) AND app_id = ? "
-        "RETURNING credential, ip, validated",
+        "RETURNING user_id, credential, ip, validated",
         *keys,
         app_id,
     )

@@ -30,6 +30,9 @@ _KEY = (
 )
 
 
+LICENSE_USER = "license"  # `created_by` of users a License Login made (their name is their key)
+
+
 class UserRef(TypedDict):
     """A user as `find` and `find_by_id` read them."""
 
@@ -38,9 +41,10 @@ class UserRef(TypedDict):
     banned_reason: str | None
     last_ip: str | None
     password_hash: str | None
+    created_by: str  # LICENSE_USER: named by its key (events show the name masked)
 
 
-_REF_COLUMNS = "id, username, banned_reason, last_ip, password_hash"
+_REF_COLUMNS = "id, username, banned_reason, last_ip, password_hash, created_by"
 _REF = f"SELECT {_REF_COLUMNS} FROM users"
 
 
@@ -91,6 +95,14 @@ async def hwids(db: Executor, user_id: int) -> list[str]:
 
 async def set_ban(db: Executor, user_id: int, reason: str | None) -> int:
     return await db.execute("UPDATE users SET banned_reason = ? WHERE id = ?", reason, user_id)
+
+
+async def lift_ban(db: Executor, user_id: int) -> bool:
+    """Lift the user's ban; False when they were not banned."""
+    lifted = await db.execute(
+        "UPDATE users SET banned_reason = NULL WHERE id = ? AND banned_reason IS NOT NULL", user_id
+    )
+    return lifted == 1
 
 
 async def delete(db: Executor, user_id: int) -> int:
@@ -183,7 +195,7 @@ async def insert_imported(
     """Create a user imported from KeyAuth, with KeyAuth's values as KeyAuth keeps them; None when
     the name is taken in this application (by its rule). `password_hash`: KeyAuth's bcrypt hash
     (`$2y$10$...`), or None for "the next login sets it" (`created_by` must then not be
-    `domain.sessions.LICENSE_USER`, whose users sign in with their key only). `email_sha1`: the
+    `LICENSE_USER`, whose users sign in with their key only). `email_sha1`: the
     SHA-1 hex of the lower-cased address (`email` stays NULL). `hwid`: KeyAuth's HWID string,
     kept whole as one `user_hwids` row marked `appended` (a device matches by containment).
     `hwid_reset_at`: when the HWID-reset cooldown started (KeyAuth's `cooldown` is when it ends).
@@ -418,7 +430,7 @@ async def case_twins(db: Executor, app_id: int, limit: int) -> list[str]:
 
 
 # What a bulk delete's `report` is told of each user deleted.
-DELETED_COLUMNS = "id, username"
+DELETED_COLUMNS = "id, username, created_by"
 
 
 async def delete_all(

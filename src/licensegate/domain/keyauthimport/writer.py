@@ -26,7 +26,7 @@ from typing import Any
 
 from licensegate import ids, outbound
 from licensegate.config import Settings
-from licensegate.domain import appkeys, events, files, invitations, sessions, webhooks
+from licensegate.domain import appkeys, events, files, invitations, webhooks
 from licensegate.domain import messages as catalogue
 from licensegate.domain import permissions as perms
 from licensegate.domain import tokens as token_rules
@@ -40,6 +40,7 @@ from licensegate.store import accounts as account_store
 from licensegate.store import apps as app_store
 from licensegate.store import blacklists as blacklist_store
 from licensegate.store import keyauthimport as store
+from licensegate.store import users as user_store
 from licensegate.store.database import Database, Executor
 
 CREATED_BY = "KeyAuth"  # `created_by` / `generated_by` of rows that came from KeyAuth
@@ -634,7 +635,7 @@ def _user_row(
         last_login_at=user.lastlogin,
         last_ip=user.ip,
         hwid_reset_at=(user.cooldown - cooldown) if user.cooldown and user.cooldown > read_at else None,
-        created_by=sessions.LICENSE_USER if license_user else CREATED_BY,
+        created_by=user_store.LICENSE_USER if license_user else CREATED_BY,
         owner_account_id=team_ids[user.owner],
     )
 
