@@ -451,18 +451,20 @@ async def _redeem_into_new_user(
     subs = await subscription_store.for_level(db, app.id, key_row["level"])
     try:
         async with db.transaction() as tx:
-            user_id = await store.insert_logged_in_user(
+            user_id = await user_store.insert(
                 tx,
                 app_id=app.id,
                 username=username,
                 username_fold=user_rules.fold(username),
                 password_hash=new_user.password_hash,
                 email=new_user.email,
+                hwid_lock=True,
                 created_by=created_by,
+                now=now,
                 # A reseller's key makes a user of that reseller, so it can see and manage them.
                 owner_account_id=key_row["generated_by_account_id"],
-                ip=client.ip,
-                now=now,
+                logged_in_from=client.ip,
+                counted=False,  # with the key, below
             )
             if user_id is None:
                 if created_by == LICENSE_USER:

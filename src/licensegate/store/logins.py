@@ -143,50 +143,6 @@ async def grants(db: Executor, user_id: int) -> list[GrantRow]:
 
 # --- the first use of a key: the writes of the transaction that makes its user ----------------
 
-# The name a login looks the user up by: the fold while the application compares names
-# case-insensitively (as `store.users` spells it).
-_USERNAME_KEY = (
-    "CASE WHEN (SELECT case_insensitive_usernames FROM apps WHERE id = ?) = 1 "
-    "THEN CAST(? AS TEXT) ELSE CAST(? AS TEXT) END"
-)
-
-
-async def insert_logged_in_user(
-    db: Executor,
-    *,
-    app_id: int,
-    username: str,
-    username_fold: str,
-    password_hash: str | None,
-    email: str | None,
-    created_by: str,
-    owner_account_id: int | None,
-    ip: str,
-    now: int,
-) -> int | None:
-    """Create a user (HWID-locked) who logs in at once, from `ip` now; None when the name is taken
-    in this application (by its rule). Not counted for the overview: the caller counts it."""
-    user_id: int | None = await db.fetch_value(
-        "INSERT INTO users (app_id, username, username_fold, username_key, password_hash, email, "
-        "email_lower, hwid_lock, created_by, owner_account_id, created_at, last_login_at, last_ip) "
-        f"VALUES (?, ?, ?, {_USERNAME_KEY}, ?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-        app_id,
-        username,
-        username_fold,
-        app_id,
-        username_fold,
-        username,
-        password_hash,
-        email,
-        email.lower() if email is not None else None,
-        created_by,
-        owner_account_id,
-        now,
-        now,
-        ip,
-    )
-    return user_id
-
 
 async def insert_first_hwid(db: Executor, user_id: int, hwid: str, now: int) -> None:
     """Bind the first HWID of a user made in this transaction (who holds none yet)."""

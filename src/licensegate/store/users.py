@@ -149,13 +149,17 @@ async def insert(
     created_by: str,
     now: int,
     owner_account_id: int | None = None,
+    logged_in_from: str | None = None,
+    counted: bool = True,
 ) -> int | None:
     """Create the user; None when the name is taken in this application (by its rule: exactly,
-    or case-insensitively). `owner_account_id`: the reseller the user belongs to."""
+    or case-insensitively). `owner_account_id`: the reseller the user belongs to.
+    `logged_in_from`: the address the user logs in from now (a key's first use). `counted`
+    False: the caller counts the user for the overview (with what else it counts)."""
     user_id: int | None = await db.fetch_value(
         "INSERT INTO users (app_id, username, username_fold, username_key, password_hash, email, "
-        "email_lower, hwid_lock, created_by, owner_account_id, created_at) "
-        f"VALUES (?, ?, ?, {_KEY}, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+        "email_lower, hwid_lock, created_by, owner_account_id, created_at, last_login_at, last_ip) "
+        f"VALUES (?, ?, ?, {_KEY}, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         app_id,
         username,
         username_fold,
@@ -169,8 +173,10 @@ async def insert(
         created_by,
         owner_account_id,
         now,
+        None if logged_in_from is None else now,
+        logged_in_from,
     )
-    if user_id is not None:
+    if user_id is not None and counted:
         await overview.bump(db, app_id, now, "user")
     return user_id
 
