@@ -149,3 +149,20 @@ async def test_a_first_use_writes_no_event_nobody_wants(seller: Seller, services
     assert await services.db.fetch_value("SELECT COUNT(*) FROM events") == 0
     assert await services.db.fetch_value("SELECT COUNT(*) FROM users") == 2
     assert await services.db.fetch_value("SELECT COUNT(*) FROM user_hwids") == 1
+
+
+async def test_a_registration_writes_its_events_though_the_cache_has_not_heard_of_the_endpoint(
+    seller: Seller, services: Services
+) -> None:
+    with serving() as receiver:
+        receiver.reply("/hook", b"ok")
+        await seller.ok("addeventwebhook", url=receiver.url("/hook"), events="user.registered")
+        services.first_use_wants = NeverHeard()  # type: ignore[assignment]
+        key = (await seller.ok("add", expiry=10, level=1))["key"]
+        client = client_of(seller)
+        await client.init()
+        await client.ok("register", username="carol", key=key, hwid="H1", **{"pass": "carol-password-1"})
+        rows = await services.db.fetch_all(
+            "SELECT name FROM events WHERE app_id = ? ORDER BY id", seller.app_id
+        )
+        assert [row["name"] for row in rows] == ["user.registered"]

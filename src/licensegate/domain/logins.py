@@ -539,7 +539,10 @@ async def register(
     email: str | None,
     msg: Messages,
     now: int,
+    hint: frozenset[str] | None = None,
 ) -> Login:
+    """Register a user with an unused key. `hint`: which of the first use's events the worker's
+    cache says the application's endpoints want (`events.first_use_cache`; None: not known)."""
     username = user_rules.check_new_username(app, username, msg)
     if email is not None:
         user_rules.check_email(email)
@@ -553,7 +556,7 @@ async def register(
         raise errorcodes.USERNAME_TAKEN(msg("usernametaken"))
     password_hash = await passwords.hash(password, queue=app.id)  # slow by design: before the transaction
     new_user = NewUser(username, password_hash, email, created_by="register")
-    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, hint=None, msg=msg, now=now)
+    return await _redeem_into_new_user(db, box, app, key_row, client, new_user, hint=hint, msg=msg, now=now)
 
 
 async def license_login(

@@ -110,8 +110,16 @@ async def _sign_in(
     password = call.args.text("pass")
     if way == "register":
         key, email = call.args.text("key"), call.args.opt_text("email")
+        hint = await call.services.first_use_wants.get(call.db, call.app.id)
         login = await logins.register(
-            *who, username=username, password=password, key=key, email=email, msg=msg, now=call.now()
+            *who,
+            username=username,
+            password=password,
+            key=key,
+            email=email,
+            msg=msg,
+            now=call.now(),
+            hint=hint,
         )
     else:
         code = call.args.opt_text("code")
