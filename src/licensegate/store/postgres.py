@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -14,6 +15,7 @@ import asyncpg
 
 from licensegate.store import database
 from licensegate.store.database import Database, Executor, Row
+from licensegate.store.pgpool import Connections
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -29,12 +31,6 @@ def _rowcount(status: str) -> int:
     # asyncpg returns the command tag, e.g. "UPDATE 3" or "INSERT 0 1".
     tail = status.rsplit(" ", 1)[-1]
     return int(tail) if tail.isdigit() else 0
-
-
-async def _no_reset(_conn: asyncpg.Connection) -> None:
-    # Handlers never SET, LISTEN or hold advisory locks across a release, so the pool's default
-    # reset query is a wasted round trip on every request.
-    return None
 
 
 # What a database that is down, frozen, overloaded or unreachable raises (a statement timeout
@@ -122,42 +118,36 @@ class PostgresDatabase:
     dialect = "postgresql"
     read_only: str | None = None
 
-    def __init__(self, pool: asyncpg.Pool, waits: Waits) -> None:
-        self._pool = pool
+    def __init__(self, connections: Connections, waits: Waits) -> None:
+        self._connections = connections
         self._waits = waits
 
     @classmethod
     async def open(cls, dsn: str, *, pool_size: int = 10, waits: Waits | None = None) -> PostgresDatabase:
+        """No connection is made here: a worker starts (and answers 503 until PostgreSQL is back)
+        when the database is down or frozen; the first statement connects."""
         waits = waits or Waits()
-        try:
-            pool = await asyncpg.create_pool(
+
+        async def connect() -> Any:
+            return await asyncpg.connect(
                 dsn,
-                # No connection is made here: a worker starts (and answers 503 until PostgreSQL is
-                # back) when the database is down or frozen; the first statement connects.
-                min_size=0,
-                max_size=pool_size,
-                reset=_no_reset,
-                timeout=waits.answer,  # to open a connection
+                timeout=waits.answer,
                 # asyncpg arms one timer per statement for this; the server's statement timeout
                 # alone cannot help when the server itself does not answer.
                 command_timeout=waits.answer,
                 server_settings={"statement_timeout": f"{int(waits.statement * 1000)}ms"},
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-            raise database.DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return cls(pool, waits)
+
+        return cls(Connections(connect, pool_size, waits.answer), waits)
 
     async def _acquire(self) -> Any:
         try:
-            return await self._pool.acquire(timeout=self._waits.answer)
-        except _OUTAGE as exc:
+            return await self._connections.acquire()
+        except (*_OUTAGE, asyncpg.InterfaceError, ConnectionError) as exc:
             raise _unavailable(exc) from exc
 
-    async def _release(self, conn: Any) -> None:
-        try:
-            await self._pool.release(conn, timeout=self._waits.answer)
-        except (*_OUTAGE, asyncpg.InterfaceError):
-            pass  # asyncpg closed the connection; the pool opens another when needed
+    def _release(self, conn: Any) -> None:
+        self._connections.release(conn)
 
     @asynccontextmanager
     async def reading_apart(self) -> AsyncIterator[Executor]:
@@ -168,13 +158,15 @@ class PostgresDatabase:
         conn = await self._acquire()
         try:
             yield PinnedPostgres(conn, self._waits)
-        except database.DatabaseUnavailable:
-            # Its statement may still be waiting on a server that does not answer: a graceful
-            # release would wait (as long again) for the cancellation to be acknowledged.
+        except (database.DatabaseUnavailable, asyncio.CancelledError):
+            # Its statement may still be waiting on a server that does not answer (or was cut off
+            # mid-answer): a graceful release would wait for the cancellation to be acknowledged.
             conn.terminate()
             raise
         finally:
-            await self._release(conn)
+            if not conn.is_closed() and conn.is_in_transaction():
+                conn.terminate()  # a rollback that failed: never hand that state on
+            self._release(conn)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Executor]:
@@ -206,11 +198,10 @@ class PostgresDatabase:
             await db.execute_many(sql, rows)
 
     def pool_use(self) -> tuple[int, int, int]:
-        size = self._pool.get_size()
-        return size - self._pool.get_idle_size(), size, self._pool.get_max_size()
+        return self._connections.use()
 
     async def close(self) -> None:
-        await self._pool.close()
+        await self._connections.close()
 
 
 class PinnedPostgres(_PgRunner):
