@@ -91,7 +91,11 @@ def test_seller_limit_holds_across_two_workers(tmp_path: Path, backend: str) -> 
     window = window_with_room()
     extra = {"LICENSEGATE_SELLER_RATE_LIMIT": "10", "LICENSEGATE_SELLER_RATE_WINDOW": str(window)}
     if backend == "redis":
-        extra |= {"LICENSEGATE_REDIS_URL": REDIS_URL, "LICENSEGATE_REDIS_PREFIX": f"t{secrets.token_hex(4)}"}
+        extra |= {
+            "LICENSEGATE_REDIS_URL": REDIS_URL,
+            "LICENSEGATE_REDIS_PREFIX": f"t{secrets.token_hex(4)}",
+            "LICENSEGATE_REDIS_TIMEOUT_MS": "5000",  # a loaded machine must not make it fall back
+        }
     server = start_server(url, tmp_path, 2, **extra)
     try:
         with httpx.Client(base_url=server.url, timeout=10) as http:

@@ -31,7 +31,12 @@ def limiter_backend(request: pytest.FixtureRequest) -> str:
 
 def limits_settings(db_url: str, tmp_path: Path, backend: str, **overrides: object) -> Settings:
     if backend == "redis":
-        overrides |= {"redis_url": REDIS_URL, "redis_prefix": f"t{secrets.token_hex(6)}"}
+        overrides |= {
+            "redis_url": REDIS_URL,
+            "redis_prefix": f"t{secrets.token_hex(6)}",
+            # A loaded machine must not make the limiter fall back to per-worker counting.
+            "redis_timeout_ms": 5000,
+        }
     return make_settings(db_url, tmp_path / "data", **overrides)
 
 

@@ -141,7 +141,13 @@ async def test_two_nodes_share_a_named_limit_through_redis(db_url: str, tmp_path
     clock = MovableClock(start=1_800_000_000)
     nodes = [
         await Services.open(
-            make_settings(db_url, tmp_path / "data", redis_url=REDIS_URL, redis_prefix=prefix),
+            make_settings(
+                db_url,
+                tmp_path / "data",
+                redis_url=REDIS_URL,
+                redis_prefix=prefix,
+                redis_timeout_ms=5000,  # a loaded machine must not make it fall back
+            ),
             clock=clock,
         )
         for _ in range(2)
