@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -224,3 +225,26 @@ def execute_sql(database_url: str, sql: str, *args: object) -> None:
             await conn.close()
 
     asyncio.run(run())
+
+
+async def license_logins_at_once(
+    server: LiveServer, base: dict[str, str], key: str, hwids: Sequence[str]
+) -> list[dict[str, object]]:
+    """One License Login of `key` per HWID, each on a session of its own, all sent at once (init
+    first, all at once too); their answers, in the order of `hwids`."""
+    limits = httpx.Limits(max_connections=len(hwids) + 10)
+    async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=60) as http:
+        inits = await asyncio.gather(
+            *(http.post("/api/1.0/", params={**base, "type": "init"}) for _ in hwids)
+        )
+        sessions = [r.json()["sessionid"] for r in inits]
+        answers = await asyncio.gather(
+            *(
+                http.post(
+                    "/api/1.0/",
+                    params={**base, "type": "license", "key": key, "hwid": hwid, "sessionid": sid},
+                )
+                for hwid, sid in zip(hwids, sessions, strict=True)
+            )
+        )
+        return [a.json() for a in answers]

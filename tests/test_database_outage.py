@@ -21,6 +21,7 @@ import pytest
 
 from licensegate.signing import verify
 from licensegate.store import migrate
+from tests import privatepg
 from tests.live import LICENSEGATE, LiveServer, server_env, start_server
 from tests.privatepg import PrivatePostgres
 
@@ -32,12 +33,8 @@ ANSWER_BOUND = 15.0  # seconds: generous, but finite (a frozen database used to 
 
 @pytest.fixture
 def frozen_postgres() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres()
-    try:
-        server.start()
+    with privatepg.private_postgres() as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _client_call(http: httpx.Client, created: dict[str, str], type_: str, **params: str) -> httpx.Response:

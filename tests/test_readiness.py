@@ -19,6 +19,7 @@ import pytest
 from licensegate.app import build_app
 from licensegate.services import Services
 from licensegate.store import migrate
+from tests import privatepg
 from tests.conftest import make_settings
 from tests.privatepg import PrivatePostgres
 from tests.test_ratelimit import REDIS_URL, PrivateRedis
@@ -118,12 +119,8 @@ async def test_a_frozen_or_stopped_redis_is_not_ready_and_says_the_limiter_fell_
 
 @pytest.fixture
 def private_postgres() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres()
-    try:
-        server.start()
+    with privatepg.private_postgres() as server:
         yield server
-    finally:
-        server.stop()
 
 
 async def test_a_frozen_or_stopped_database_is_not_ready(

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from tests.api.test_live_client import new_app, seller_call
 from tests.conftest import serve_live
-from tests.live import LiveServer
+from tests.live import LiveServer, license_logins_at_once
 
 pytestmark = pytest.mark.server
 RACERS = 40
@@ -24,31 +23,6 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     yield from serve_live(request, tmp_path_factory, LICENSEGATE_LOGIN_ADDRESS_LIMIT="100000")
 
 
-async def first_uses_at_once(server: LiveServer, base: dict[str, str], key: str) -> list[dict[str, object]]:
-    limits = httpx.Limits(max_connections=RACERS + 10)
-    async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=60) as http:
-        inits = await asyncio.gather(
-            *(http.post("/api/1.0/", params={**base, "type": "init"}) for _ in range(RACERS))
-        )
-        sessions = [r.json()["sessionid"] for r in inits]
-        answers = await asyncio.gather(
-            *(
-                http.post(
-                    "/api/1.0/",
-                    params={
-                        **base,
-                        "type": "license",
-                        "key": key,
-                        "hwid": f"machine-{i:04d}-00000000",
-                        "sessionid": sid,
-                    },
-                )
-                for i, sid in enumerate(sessions)
-            )
-        )
-        return [a.json() for a in answers]
-
-
 def test_the_first_use_takes_the_only_seat_across_two_workers(server: LiveServer) -> None:
     created = new_app(server, "live-first-use")
     sellerkey = created["sellerkey"]
@@ -56,7 +30,9 @@ def test_the_first_use_takes_the_only_seat_across_two_workers(server: LiveServer
     seller_call(server, sellerkey, "setseats", sub="default", sessions="1")
     key = seller_call(server, sellerkey, "add", expiry="30")["key"]
     base = {"ownerid": created["ownerid"], "name": created["name"]}
-    answers = asyncio.run(first_uses_at_once(server, base, key))
+    answers = asyncio.run(
+        license_logins_at_once(server, base, key, [f"machine-{i:04d}-00000000" for i in range(RACERS)])
+    )
     assert sum(1 for a in answers if a["success"]) == 1, {str(a.get("error")) for a in answers}
     assert {a["error"] for a in answers if not a["success"]} == {"seat_limit"}
     shown = seller_call(server, sellerkey, "getseats", sub="default")

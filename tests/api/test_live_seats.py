@@ -11,7 +11,7 @@ import pytest
 
 from tests.api.test_live_client import new_app, seller_call
 from tests.conftest import serve_live
-from tests.live import LiveServer
+from tests.live import LiveServer, license_logins_at_once
 
 pytestmark = pytest.mark.server
 LOGINS = 100
@@ -23,25 +23,6 @@ HWID = "machine-0000000000000001"
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     # Refused logins from one address count against it: the 95 refusals must not throttle.
     yield from serve_live(request, tmp_path_factory, LICENSEGATE_LOGIN_ADDRESS_LIMIT="100000")
-
-
-async def log_in_at_once(server: LiveServer, base: dict[str, str], key: str) -> list[dict[str, object]]:
-    limits = httpx.Limits(max_connections=LOGINS + 10)
-    async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=60) as http:
-        inits = await asyncio.gather(
-            *(http.post("/api/1.0/", params={**base, "type": "init"}) for _ in range(LOGINS))
-        )
-        sessions = [r.json()["sessionid"] for r in inits]
-        answers = await asyncio.gather(
-            *(
-                http.post(
-                    "/api/1.0/",
-                    params={**base, "type": "license", "key": key, "hwid": HWID, "sessionid": sid},
-                )
-                for sid in sessions
-            )
-        )
-        return [a.json() for a in answers]
 
 
 @pytest.mark.parametrize("overage", ["refuse", "end_oldest"])
@@ -59,7 +40,7 @@ def test_one_hundred_concurrent_logins_across_two_workers(server: LiveServer, ov
         assert first.json()["success"] is True, first.text
         http.post("/api/1.0/", params={**base, "type": "logout", "sessionid": sid})
     seller_call(server, sellerkey, "setseats", sub="default", sessions=str(SEATS), overage=overage)
-    answers = asyncio.run(log_in_at_once(server, base, key))
+    answers = asyncio.run(license_logins_at_once(server, base, key, [HWID] * LOGINS))
     succeeded = sum(1 for a in answers if a["success"])
     if overage == "refuse":
         assert succeeded == SEATS, {str(a.get("error")) for a in answers}
