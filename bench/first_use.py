@@ -5,9 +5,12 @@ batches: License Login's first use of a fresh key (which makes the user) on a se
 for it, and a new session (`init`, then a License Login of a known, bound key on it). Prints,
 for the fastest batch of each kind, the process's CPU per call and, on PostgreSQL, the wall
 time per call (one call at a time, so mostly round trips) and the round trips per call (each
-statement, BEGIN and COMMIT counted). The figures in docs/benchmarks.md come from here.
+statement, BEGIN and COMMIT counted); on SQLite, with `--statements`, the statements per call
+(BEGIN and COMMIT too; counting them costs CPU, so not in a timed run). The figures in
+docs/benchmarks.md come from here.
 
     .venv/bin/python bench/first_use.py [--calls 100] [--rounds 10] [--databases sqlite,postgres]
+        [--statements]
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def database(flavour: str) -> Iterator[tuple[str, Path]]:
         databases.drop_database(name)
 
 
-async def measure(flavour: str, calls: int, rounds: int) -> dict[str, list[float]]:
+async def measure(flavour: str, calls: int, rounds: int, statements: bool) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {}
     trips = RoundTrips()
     unlimited = 10**9
@@ -119,6 +122,15 @@ async def measure(flavour: str, calls: int, rounds: int) -> dict[str, list[float
                 keys = await fresh_keys(calls * rounds)
                 init = _scope("/api/1.0/", urlencode({**base, "type": "init"}))
                 known = {k: v for k, v in login.items() if k != "sessionid"}
+
+                if flavour == "sqlite" and statements:  # each one, BEGIN and COMMIT too; not the triggers
+                    connection = getattr(services.db, "_conn")  # noqa: B009
+
+                    def traced(sql: str) -> None:
+                        if not sql.startswith("--"):
+                            trips.count += 1
+
+                    connection.set_trace_callback(traced)
 
                 async def timed(label: str, scopes: list[dict[str, Any]]) -> None:
                     gc.collect()
@@ -163,14 +175,18 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=100, help="calls per batch")
     parser.add_argument("--rounds", type=int, default=10, help="batches of each kind")
     parser.add_argument("--databases", type=lambda s: s.split(","), default=["sqlite", "postgres"])
+    parser.add_argument(
+        "--statements", action="store_true", help="SQLite: count the statements (costs CPU: not for timing)"
+    )
     args = parser.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for flavour in args.databases:
-        results = asyncio.run(measure(flavour, args.calls, args.rounds))
+        results = asyncio.run(measure(flavour, args.calls, args.rounds, args.statements))
         for kind in ("first use", "init", "new session login"):
             cpu, wall = min(results[f"{kind} cpu"]), min(results[f"{kind} wall"])
             trips = max(results[f"{kind} trips"])
             extra = f", {wall:.0f} us wall, {trips:.1f} round trips" if flavour == "postgres" else ""
+            extra = extra or (f", {trips:.1f} statements" if args.statements else "")
             print(f"{flavour} {kind}: {cpu:.0f} us CPU{extra} per call")
     return 0
 

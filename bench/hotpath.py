@@ -12,7 +12,10 @@ that called it), printed as shares and as microseconds of the unprofiled figure.
 inflates small Python functions more than C calls, so the split is a guide, the totals are not.
 The figures in docs/benchmarks.md come from here.
 
-    .venv/bin/python bench/hotpath.py [--calls 500] [--rounds 10] [--no-stages]
+    .venv/bin/python bench/hotpath.py [--calls 500] [--rounds 10] [--no-stages] [--profile CALL]
+
+`--profile CALL` (one of the calls' names, e.g. "re-check 1.0") also prints that call's
+functions under cProfile, by their own time (what the stages are made of).
 """
 
 from __future__ import annotations
@@ -141,7 +144,7 @@ def _signing(services: Services, signed: bool) -> None:
 
 
 async def measure(
-    calls: int, rounds: int, with_stages: bool
+    calls: int, rounds: int, with_stages: bool, profiled: str | None = None
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """The fastest batch of each call (signed and unsigned), in microseconds per call; and the
     seconds per stage of each signed call under the profiler."""
@@ -173,6 +176,12 @@ async def measure(
                 await _run(app, scope, calls)
                 profile.disable()
                 split[name] = stages(profile)
+        if profiled is not None:
+            profile = cProfile.Profile(time.process_time)
+            profile.enable()
+            await _run(app, requests[profiled], calls)
+            profile.disable()
+            pstats.Stats(profile).sort_stats("tottime").print_stats(45)
     finally:
         await services.close()
     return best, split
@@ -208,8 +217,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=500, help="calls per batch")
     parser.add_argument("--rounds", type=int, default=10, help="batches of each kind")
     parser.add_argument("--no-stages", action="store_true", help="skip the profiled split")
+    parser.add_argument("--profile", choices=CALLS, help="print this call's functions by own time")
     args = parser.parse_args()
-    best, split = asyncio.run(measure(args.calls, args.rounds, not args.no_stages))
+    best, split = asyncio.run(measure(args.calls, args.rounds, not args.no_stages, args.profile))
     report(best, split, print)
     return 0
 

@@ -4,9 +4,10 @@ network), on SQLite and PostgreSQL.
 Runs re-checks (on `/api/1.0/` and `/api/1.3/`) and Session Checks of one logged-in session
 through the ASGI application (called directly, so only the service's own work is timed, in
 process CPU time; PostgreSQL's own work runs in its server processes and is not counted), in
-alternating batches with the session held by the worker (domain/recheck.py) and not held (a
-cache that holds nothing), and prints the fastest batch of each in microseconds per call. The
-figures of docs/design.md ("The client API's hot path") come from here.
+alternating batches with the session held by the worker (domain/recheck.py; on PostgreSQL both
+in notify mode, the default, and in query mode, which reads the login versions at every call)
+and not held (a cache that holds nothing), and prints the fastest batch of each in microseconds
+per call. The figures of docs/design.md ("The client API's hot path") come from here.
 
     .venv/bin/python bench/recheck_cache.py [--calls 200] [--rounds 20] [--databases sqlite,postgres]
 """
@@ -64,16 +65,18 @@ async def measure(flavour: str, calls: int, rounds: int) -> dict[str, list[float
                 "re-check 1.3": _scope("/api/1.3/", urlencode(login)),
                 "check 1.0": _scope("/api/1.0/", urlencode(check)),
             }
-            held = services.rechecks
+            modes = {"held": services.rechecks, "not held": Rechecks(0)}
+            if services.login_notify is not None:
+                modes["held (query mode)"] = Rechecks(settings.recheck_sessions)
             for _round in range(rounds):
-                for holding in (True, False):
-                    services.rechecks = held if holding else Rechecks(0)
+                for mode, rechecks in modes.items():
+                    services.rechecks = rechecks
                     for name, scope in kinds.items():
                         started = time.process_time()
                         for _ in range(calls):
                             await app(dict(scope), _receive, _discard)
                         spent = (time.process_time() - started) / calls * 1e6
-                        results.setdefault(f"{name} {'held' if holding else 'not held'}", []).append(spent)
+                        results.setdefault(f"{name} {mode}", []).append(spent)
     finally:
         await services.close()
         if dropped is not None:

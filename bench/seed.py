@@ -254,6 +254,9 @@ async def _seed_postgres(
 
     conn = await asyncpg.connect(url)
     try:
+        # The login-version triggers (migrations 0056, 0058) would bump each new user's row for its
+        # HWID and grant, and announce it: rows a seed writes are read at whatever version they have.
+        await conn.execute("SET session_replication_role = replica")
         first: dict[str, int] = {}
         for table in SERIAL:  # a block of ids taken from each sequence, so the server's inserts never collide
             sequence = f"pg_get_serial_sequence('{table}', 'id')"

@@ -12,9 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from licensegate import invalidation
 from licensegate.clock import MovableClock
 from licensegate.config import Settings
-from licensegate.invalidation import FileCounter, Invalidation, PostgresNotify, RedisPubSub, open_invalidation
+from licensegate.invalidation import (
+    FileCounter,
+    Invalidation,
+    LoginNotify,
+    PostgresNotify,
+    RedisPubSub,
+    SharedCounter,
+    open_invalidation,
+)
 from licensegate.services import Services
 from licensegate.store.database import Database, open_database, postgres_dsn
 from tests.conftest import make_settings
@@ -179,3 +188,108 @@ async def test_a_custom_message_changed_through_one_worker_is_used_by_another_at
             await asyncio.sleep(0.005)
     finally:
         await other.close()
+
+
+# --- notify mode's trust in held sessions (domain/recheck.py) --------------------------------------
+
+
+def _subscribed_login_notify(tmp_path: Path) -> LoginNotify:
+    """A LoginNotify that believes it is subscribed (no connection: the announcements are fed
+    to `heard` by hand)."""
+    writes = SharedCounter(tmp_path / "login-writes.counter")
+    assert writes.open()
+    notify = LoginNotify("postgresql://unused", 1.0, writes)
+    notify._confirmed()
+    return notify
+
+
+def test_an_entry_is_trusted_until_something_it_depends_on_is_heard_of(tmp_path: Path) -> None:
+    notify = _subscribed_login_notify(tmp_path)
+    try:
+        heard, writes = notify.stamp()
+        assert notify.unchanged(heard, writes, 1, 10, "s1")
+        notify.heard("u11")  # another user
+        notify.heard("a2")  # another application
+        notify.heard("sother")
+        assert notify.unchanged(heard, writes, 1, 10, "s1")
+        for payload, (app_id, user_id, session_id) in [
+            ("a1", (1, 99, "x")),
+            ("u10", (99, 10, "x")),
+            ("ss1", (99, 99, "s1")),
+        ]:
+            notify.heard(payload)
+            assert not notify.unchanged(heard, writes, app_id, user_id, session_id), payload
+            again, _ = notify.stamp()  # read again after hearing it: trusted from there
+            assert notify.unchanged(again, writes, app_id, user_id, session_id)
+        later, _ = notify.stamp()
+        for payload in ("*", "a", "unknown", "uNaN"):  # anything not understood: everything
+            notify.heard(payload)
+            assert not notify.unchanged(later, writes, 5, 50, "s5"), payload
+            later, _ = notify.stamp()
+    finally:
+        notify.writes.close()
+
+
+def test_a_write_committed_on_this_machine_trusts_nothing_read_before_it(tmp_path: Path) -> None:
+    notify = _subscribed_login_notify(tmp_path)
+    other_worker = SharedCounter(notify.writes.path)
+    assert other_worker.open()
+    try:
+        heard, writes = notify.stamp()
+        other_worker.increment()
+        assert not notify.unchanged(heard, writes, 1, 10, "s1")
+        assert notify.unchanged(*notify.stamp(), 1, 10, "s1")
+    finally:
+        other_worker.close()
+        notify.writes.close()
+
+
+def test_nothing_is_trusted_unsubscribed_nor_after_subscribing_again(tmp_path: Path) -> None:
+    notify = _subscribed_login_notify(tmp_path)
+    try:
+        heard, writes = notify.stamp()
+        notify._subscribed.clear()  # what a lost connection does
+        assert not notify.unchanged(heard, writes, 1, 10, "s1")
+        during = notify.stamp()
+        notify._confirmed()  # subscribed again: whatever changed meanwhile was not heard
+        assert not notify.unchanged(heard, writes, 1, 10, "s1")
+        assert not notify.unchanged(*during, 1, 10, "s1")
+        assert notify.unchanged(*notify.stamp(), 1, 10, "s1")
+    finally:
+        notify.writes.close()
+
+
+def test_no_counter_no_trust(tmp_path: Path) -> None:
+    notify = LoginNotify("postgresql://unused", 1.0, SharedCounter(tmp_path / "missing" / "counter"))
+    notify._confirmed()
+    assert not notify.writes.open()
+    assert not notify.unchanged(*notify.stamp(), 1, 10, "s1")
+
+
+def test_what_is_remembered_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(invalidation, "MAX_HEARD", 10)
+    notify = _subscribed_login_notify(tmp_path)
+    try:
+        heard, writes = notify.stamp()
+        for user_id in range(100, 111):  # one more than remembered: everything has changed
+            notify.heard(f"u{user_id}")
+        assert not notify.unchanged(heard, writes, 1, 10, "s1")
+        assert len(notify._apps) + len(notify._users) + len(notify._sessions) <= 10
+    finally:
+        notify.writes.close()
+
+
+async def test_a_change_is_heard_by_a_login_listener(
+    postgres: Database, postgres_test_url: str, tmp_path: Path
+) -> None:
+    writes = SharedCounter(tmp_path / "login-writes.counter")
+    notify = LoginNotify(postgres_dsn(postgres_test_url), 5.0, writes)
+    await notify.start()
+    try:
+        assert notify.trusted()
+        heard, counted = notify.stamp()
+        await postgres.execute("SELECT pg_notify('licensegate_login', 'u7')")
+        await eventually(lambda: not notify.unchanged(heard, counted, 1, 7, "s1"))
+        assert notify.unchanged(heard, counted, 1, 8, "s1")
+    finally:
+        await notify.close()

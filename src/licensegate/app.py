@@ -36,8 +36,21 @@ from licensegate.web.reset import reset_page
 
 log = logging.getLogger("licensegate")
 PURGE_INTERVAL = 300  # seconds between sweeps of expired client sessions and old logs
-PURGE_BATCHES = 100  # at most this many batches of 1,000 sessions per sweep
+# A sweep deletes at most PURGE_BATCHES batches of SWEEP_BATCH sessions, and lets the requests
+# waiting meanwhile in after each one: on SQLite every statement runs on the event loop, and a
+# hundred batches of 1,000 back to back had held it for seconds at 1,000,000 sessions.
+SWEEP_BATCH = 250
+PURGE_BATCHES = 400
 OVERVIEW_SWEEP = 60  # seconds between looks for overview counts to refresh
+
+
+async def _in_batches(delete: Callable[[], Awaitable[int]]) -> None:
+    """`delete` again until it deletes nothing, PURGE_BATCHES times at most, the requests waiting
+    meanwhile let in after each batch."""
+    for _batch in range(PURGE_BATCHES):
+        if not await delete():
+            return
+        await asyncio.sleep(0)
 
 
 async def purge_expired_sessions(services: Services) -> None:
@@ -47,16 +60,17 @@ async def purge_expired_sessions(services: Services) -> None:
     while True:
         await asyncio.sleep(PURGE_INTERVAL)
         try:
-            for _batch in range(PURGE_BATCHES):
-                if not await session_store.purge_expired(services.db, services.clock.now()):
-                    break
+            await _in_batches(
+                lambda: session_store.purge_expired(services.db, services.clock.now(), SWEEP_BATCH)
+            )
             # A session outlives its user's last subscription by at most one sweep.
-            for _batch in range(PURGE_BATCHES):
-                if not await session_store.end_without_time(services.db, services.clock.now()):
-                    break
-            for _batch in range(PURGE_BATCHES):
-                if not await session_store.purge_ended(services.db, services.clock.now()):
-                    break
+            after: str | None = ""
+            while after is not None:
+                after = await session_store.end_without_time_after(services.db, services.clock.now(), after)
+                await asyncio.sleep(0)
+            await _in_batches(
+                lambda: session_store.purge_ended(services.db, services.clock.now(), SWEEP_BATCH)
+            )
             await logs.purge_expired(services.db, services.clock.now())
             await panel_sessions.purge_expired(services.db, services.clock.now())
         except DatabaseUnavailable as exc:
@@ -226,6 +240,16 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+# What FastPaths calls: an endpoint on the ASGI scope and `receive` (the client API's own), or a
+# Starlette endpoint behind `_with_request`.
+ScopeEndpoint = Callable[[Scope, Receive], Awaitable[Response]]
+
+
+def _with_request(endpoint: Endpoint) -> ScopeEndpoint:
+    def call(scope: Scope, receive: Receive) -> Awaitable[Response]:
+        return endpoint(Request(scope, receive))
+
+    return call
 
 
 UPLOAD_BYTES_PER_SECOND = 64 * 1024  # the slowest upload a body deadline allows for
@@ -282,7 +306,7 @@ class FastPaths:
     def __init__(
         self,
         app: Starlette,
-        routes: dict[str, tuple[frozenset[str], Endpoint]],
+        routes: dict[str, tuple[frozenset[str], ScopeEndpoint]],
         settings: Settings,
         counts: metrics.RequestMetrics,
     ) -> None:
@@ -310,7 +334,7 @@ class FastPaths:
             route = self.routes.get(scope["path"])
             if route is not None and scope["method"] in route[0]:
                 scope["app"] = self.app  # what `request.app` reads
-                response = await route[1](Request(scope, receive))
+                response = await route[1](scope, receive)
                 status = response.status_code  # the hot routes' answers: no `send` to watch
                 await response(scope, receive, send)
             else:
@@ -417,9 +441,18 @@ def build_app(settings: Settings, services: Services | None = None) -> FastPaths
     if services is not None:
         app.state.services = services
         app.state.snapshots = make_snapshots(services, counts, None)
-    return FastPaths(
-        app, {route.path: (frozenset(route.methods or ()), route.endpoint) for route in hot}, settings, counts
-    )
+    # The client API's endpoints read the ASGI scope themselves; the others get a Request.
+    on_scope = {
+        path: client.scope_endpoints[version] for version, d in client.DIALECTS.items() for path in d.paths
+    }
+    fast = {
+        route.path: (
+            frozenset(route.methods or ()),
+            on_scope.get(route.path) or _with_request(route.endpoint),
+        )
+        for route in hot
+    }
+    return FastPaths(app, fast, settings, counts)
 
 
 def configure_logging(level: str) -> None:

@@ -39,6 +39,16 @@ class AppCache(Generic[T]):
         else:
             self._entries.pop(app_id, None)
 
+    def kept(self, app_id: int) -> tuple[float, T] | None:
+        """The application's entry (until, value) when it may be used now, without the database
+        and without an await (the client API's hot path asks several caches at every call)."""
+        if not self._invalidation.trusted():
+            return None
+        entry = self._entries.get(app_id)
+        if entry is not None and entry[0] > time.monotonic():
+            return entry
+        return None
+
     async def get(self, db: Executor, app_id: int) -> T:
         if not self._invalidation.trusted():
             return await self._load(db, app_id)

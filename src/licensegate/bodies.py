@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from starlette.requests import ClientDisconnect, Request
+from starlette.types import Receive
 
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import Refusal
@@ -15,11 +16,7 @@ log = logging.getLogger("licensegate.api")
 
 async def read_body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None:
-        if not (declared.isascii() and declared.isdigit()):
-            raise errorcodes.INVALID_REQUEST()
-        if int(declared) > max_bytes:
-            raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
+    _check_declared(declared, max_bytes)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -31,6 +28,36 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     except ClientDisconnect as exc:
         raise incomplete_body() from exc
     return b"".join(chunks)
+
+
+async def receive_body(receive: Receive, declared: str | None, max_bytes: int) -> bytes:
+    """`read_body` on the ASGI `receive` itself (the client API's hot path: no `Request`, no stream
+    generator), the declared Content-Length given; the same refusals."""
+    _check_declared(declared, max_bytes)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "http.request":
+            chunk: bytes = message.get("body", b"")
+            if chunk:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        elif kind == "http.disconnect":
+            raise incomplete_body()
+
+
+def _check_declared(declared: str | None, max_bytes: int) -> None:
+    if declared is not None:
+        if not (declared.isascii() and declared.isdigit()):
+            raise errorcodes.INVALID_REQUEST()
+        if int(declared) > max_bytes:
+            raise errorcodes.REQUEST_TOO_LARGE(what="request body", max_bytes=max_bytes)
 
 
 def incomplete_body() -> Refusal:

@@ -304,6 +304,14 @@ class Settings:
         "versions (one indexed query) instead of the rows behind them (about 5 KB each); 0 holds none",
         minimum=0,
     )
+    recheck_confirm: str = setting(
+        "notify",
+        "PostgreSQL: how a worker confirms a held session: `notify` (no query while the database's "
+        "announcements vouch for it; a change made through another node is seen once announced, "
+        "within milliseconds, docs/design.md) or `query` (its login versions read at every call: "
+        "seen at once everywhere). SQLite always queries",
+        choices=("notify", "query"),
+    )
     count_flush_seconds: int = setting(
         5,
         "seconds between a worker's writes of the logins it counted for the overview's charts (a "

@@ -16,6 +16,11 @@ confirmed, and whenever the connection carrying it is lost, it reads through to 
 (and drops everything cached) until it has subscribed again. A change whose announcement is lost
 on the way (the announcing worker died between its commit and the announcement, or could not
 reach Redis) is still seen within `BACKSTOP` seconds, the longest any entry is kept.
+
+Held sessions (domain/recheck.py) are told otherwise on PostgreSQL: the database itself announces
+each change of their login data (`LoginNotify`, on a LISTEN connection of its own, Redis or not),
+and the workers of one machine share a counter of the machine's committed login changes
+(`SharedCounter`, the same kind of file as SQLite's counter, in the data folder).
 """
 
 from __future__ import annotations
@@ -90,22 +95,22 @@ class _Topics:
 _COUNTER = struct.Struct("<Q")
 
 
-class FileCounter(_Topics):
-    """A generation counter in a file every worker of this machine maps into memory."""
+class SharedCounter:
+    """A counter in a small file every process of this machine maps into memory: reading it costs
+    nanoseconds, an increment a lock held for nanoseconds."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__()
-        self._path = path
+        self.path = path
         self._map: mmap.mmap | None = None
         self._fd: int | None = None
-        self._seen = 0
 
-    async def start(self) -> None:
+    def open(self) -> bool:
+        """Map the file (made if missing); False, with a warning, where it cannot be."""
         try:
-            fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:  # a read-only folder (a full disk): nothing is cached
-            log.warning("cannot open %s (%s): nothing is cached in this worker", self._path, exc)
-            return
+            log.warning("cannot open %s (%s): nothing is cached in this worker", self.path, exc)
+            return False
         try:
             # Blocks really allocated (not a hole): touching a mapped hole on a full disk would
             # kill the process with SIGBUS, where this fails with ENOSPC.
@@ -113,20 +118,52 @@ class FileCounter(_Topics):
             self._map = mmap.mmap(fd, mmap.PAGESIZE)
         except OSError as exc:
             os.close(fd)
-            log.warning("cannot map %s (%s): nothing is cached in this worker", self._path, exc)
-            return
+            log.warning("cannot map %s (%s): nothing is cached in this worker", self.path, exc)
+            return False
         self._fd = fd
-        self._seen = self._read()
+        return True
 
-    def _read(self) -> int:
-        assert self._map is not None
+    def value(self) -> int:
+        """The count (-1: not open)."""
+        if self._map is None:
+            return -1
         value: int = _COUNTER.unpack_from(self._map, 0)[0]
         return value
 
+    def increment(self) -> None:
+        if self._map is None or self._fd is None:
+            return
+        fcntl.flock(self._fd, fcntl.LOCK_EX)  # increments are not lost (the lock is held for nanoseconds)
+        try:
+            _COUNTER.pack_into(self._map, 0, self.value() + 1)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class FileCounter(_Topics):
+    """A generation counter in a file every worker of this machine maps into memory."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._counter = SharedCounter(path)
+        self._seen = 0
+
+    async def start(self) -> None:
+        if self._counter.open():
+            self._seen = self._counter.value()
+
     def trusted(self) -> bool:
-        if self._map is None:
+        current = self._counter.value()
+        if current < 0:
             return False
-        current = self._read()
         if current != self._seen:
             self._seen = current
             self.forget_everything()
@@ -134,21 +171,10 @@ class FileCounter(_Topics):
 
     async def changed(self, topic: str, key: int) -> None:
         self.forget(topic, key)
-        if self._map is None or self._fd is None:
-            return
-        fcntl.flock(self._fd, fcntl.LOCK_EX)  # increments are not lost (the lock is held for nanoseconds)
-        try:
-            _COUNTER.pack_into(self._map, 0, self._read() + 1)
-        finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._counter.increment()
 
     async def close(self) -> None:
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._counter.close()
 
 
 # --- many machines: a subscription that may be lost ------------------------------------------------
@@ -212,16 +238,17 @@ class _Subscribed(_Topics):
         self._subscribed.clear()
 
 
-class PostgresNotify(_Subscribed):
-    """LISTEN on a connection of this worker's own; NOTIFY through the pool."""
+class _PostgresListen(_Subscribed):
+    """LISTEN to one channel on a connection of this worker's own (not one of the pool's)."""
 
     what = "PostgreSQL's LISTEN connection"
+    channel = CHANNEL
 
-    def __init__(self, dsn: str, db: Database, timeout: float) -> None:
+    def __init__(self, dsn: str, timeout: float) -> None:
         super().__init__()
         self._dsn = dsn
-        self._db = db
         self._timeout = timeout
+        self.backend_pid: int | None = None  # the listening connection's server process (diagnostics)
 
     async def _listen(self) -> None:
         import asyncpg
@@ -236,9 +263,10 @@ class PostgresNotify(_Subscribed):
                 ended.set_result(None)
 
         conn = await asyncpg.connect(self._dsn, timeout=self._timeout)
+        self.backend_pid = conn.get_server_pid()
         try:
             conn.add_termination_listener(on_end)
-            await conn.add_listener(CHANNEL, on_notify)
+            await conn.add_listener(self.channel, on_notify)
             self._confirmed()
             # A connection cut without a FIN is found by a query that does not answer.
             while not ended.done():
@@ -250,12 +278,112 @@ class PostgresNotify(_Subscribed):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.close(), timeout=self._timeout)
 
+
+class PostgresNotify(_PostgresListen):
+    """LISTEN on a connection of this worker's own; NOTIFY through the pool."""
+
+    def __init__(self, dsn: str, db: Database, timeout: float) -> None:
+        super().__init__(dsn, timeout)
+        self._db = db
+
     async def changed(self, topic: str, key: int) -> None:
         self.forget(topic, key)
         try:
             await self._db.execute("SELECT pg_notify(?, ?)", CHANNEL, f"{topic}:{key}")
         except DatabaseUnavailable as exc:  # the change is committed: say so, do not fail it
             _not_told(topic, key, exc)
+
+
+# --- PostgreSQL: what the database announces of login changes -------------------------------------
+
+LOGIN_CHANNEL = "licensegate_login"  # migration 0060's triggers: `a<id>`, `u<id>`, `s<session>`, `*`
+MAX_HEARD = 100_000  # applications, users and sessions remembered as changed; beyond: everything
+
+
+class LoginNotify(_PostgresListen):
+    """When a worker may trust what it holds of a session without reading its login versions
+    (domain/recheck.py, notify mode, PostgreSQL only).
+
+    The database announces every moved login version and every deleted application, user or
+    session (migration 0060); this worker counts what it hears (`generation`) and remembers, per
+    application, user and session, the generation it last heard of a change. A holder takes a
+    `stamp()` before it reads the versions it trusts; later, the entry is `unchanged` while this
+    worker is subscribed, nothing it depends on was heard of since the stamp, and no statement
+    that may change a login was committed on this machine since (`writes`, a counter in a file
+    shared by the machine's workers, which the PostgreSQL adapter increments before the answer
+    that follows the commit goes out). So a change made through this machine is seen by its next
+    call at once; one made elsewhere once its announcement arrives (measured: bench/login_notify.py,
+    docs/design.md). Losing the connection trusts nothing until subscribed again; subscribing
+    again moves the generation past every stamp taken before it, so everything is read again."""
+
+    what = "PostgreSQL's LISTEN connection for login changes"
+    channel = LOGIN_CHANNEL
+
+    def __init__(self, dsn: str, timeout: float, writes: SharedCounter) -> None:
+        super().__init__(dsn, timeout)
+        self.writes = writes
+        self.generation = 0
+        self._everything_at = 0
+        self._apps: dict[int, int] = {}
+        self._users: dict[int, int] = {}
+        self._sessions: dict[str, int] = {}
+
+    def stamp(self) -> tuple[int, int]:
+        """What to keep with versions about to be read: (generation, this machine's writes)."""
+        return self.generation, self.writes.value()
+
+    def unchanged(self, heard: int, writes: int, app_id: int, user_id: int, session_id: str) -> bool:
+        """Whether versions read after `stamp()` returned (heard, writes) are still those of the
+        database for this application, user and session."""
+        if writes < 0 or writes != self.writes.value() or not self._subscribed.is_set():
+            return False
+        if heard == self.generation:
+            return True
+        return (
+            heard >= self._everything_at
+            and self._apps.get(app_id, 0) <= heard
+            and self._users.get(user_id, 0) <= heard
+            and self._sessions.get(session_id, 0) <= heard
+        )
+
+    def session_changed_at(self, session_id: str) -> int:
+        """The generation a change of this session was last heard at (0: none remembered)."""
+        return self._sessions.get(session_id, 0)
+
+    def heard(self, payload: str) -> None:
+        self.generation += 1
+        kind, key = payload[:1], payload[1:]
+        if kind == "a" and key.isdigit():
+            self._apps[int(key)] = self.generation
+        elif kind == "u" and key.isdigit():
+            self._users[int(key)] = self.generation
+        elif kind == "s" and key:
+            self._sessions[key] = self.generation
+        else:  # `*`, or a payload this version does not know: anything may have changed
+            self._everything()
+            return
+        if len(self._apps) + len(self._users) + len(self._sessions) > MAX_HEARD:
+            self._everything()
+
+    def _everything(self) -> None:
+        self._everything_at = self.generation
+        self._apps.clear()
+        self._users.clear()
+        self._sessions.clear()
+
+    def _confirmed(self) -> None:
+        self.generation += 1  # whatever changed while we were not listening
+        self._everything()
+        super()._confirmed()
+
+    async def start(self, wait: float = 2.0) -> None:
+        if self.writes.value() < 0:
+            self.writes.open()
+        await super().start(wait)
+
+    async def close(self) -> None:
+        await super().close()
+        self.writes.close()
 
 
 class RedisPubSub(_Subscribed):

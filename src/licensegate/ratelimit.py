@@ -129,7 +129,9 @@ class MemoryRateLimiter:
         return self._count(key, limit, window, now)
 
     async def peek(self, key: str, limit: int, window: int) -> int:
-        now = self._clock.now()
+        return self._peek(key, limit, window, self._clock.now())
+
+    def _peek(self, key: str, limit: int, window: int, now: int) -> int:
         end = (now // window + 1) * window
         current_end, count = self._counts.get((window, key), (end, 0))
         if current_end == end and count >= self._share(limit):
@@ -137,7 +139,10 @@ class MemoryRateLimiter:
         return 0
 
     async def attempt(self, counted: Check, peeked: Check) -> int:
-        return await self.hit(*counted) or await self.peek(*peeked)
+        # On every sign-in attempt (a License Login re-check too): one clock read, no awaits.
+        now = self._clock.now()
+        self._sweep(now)
+        return self._count(*counted, now) or self._peek(*peeked, now)
 
     async def hit_all(self, checks: Sequence[Check]) -> int:
         return (await self.admit_all(checks))[1]

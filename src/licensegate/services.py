@@ -17,16 +17,20 @@ from licensegate.domain.appkeys import DEPLOYMENT_COPY, Signers
 from licensegate.domain.filestore import FileStore, open_file_store
 from licensegate.domain.logins import KnownLogin
 from licensegate.domain.messages import MessageCache
+from licensegate.domain.openedapps import OpenedApps
 from licensegate.domain.overview import LoginTally
 from licensegate.domain.recheck import Rechecks
-from licensegate.invalidation import Invalidation, open_invalidation
+from licensegate.domain.usedkeys import UsedKeys
+from licensegate.invalidation import Invalidation, LoginNotify, SharedCounter, open_invalidation
 from licensegate.mailer import Mailer
 from licensegate.passwords import Passwords
 from licensegate.ratelimit import RateLimiter, open_rate_limiter
 from licensegate.secretbox import SecretBox
-from licensegate.store.database import Database, open_database
+from licensegate.store.database import Database, dialect_of, open_database, postgres_dsn
 
 log = logging.getLogger("licensegate")
+
+LOGIN_WRITES = "login-writes.counter"  # in the data folder: this machine's committed login changes
 
 
 @dataclass
@@ -42,7 +46,9 @@ class Services:
     named_limits: AppCache[namedlimits.AppLimits]  # an application's named rate limits (domain.namedlimits)
     event_wants: AppCache[frozenset[str]]  # login-path events an application wants (domain.events)
     rechecks: Rechecks[KnownLogin]  # the logged-in sessions this worker holds (domain.recheck)
+    opened_apps: OpenedApps  # the applications `init` opens sessions for (domain.openedapps)
     first_use_wants: AppCache[frozenset[str]]  # a first use's events it wants (a hint: domain.logins)
+    used_keys: UsedKeys  # the license keys this worker saw used (a hint: domain.usedkeys)
     invalidation: Invalidation  # tells every worker on every machine that a cached value changed
     files: FileStore  # file content: a folder (shared or not) or the database
     mailer: Mailer
@@ -50,6 +56,7 @@ class Services:
     secrets: SecretBox  # seals and opens secrets at rest under the deployment key
     signers: Signers  # signs client answers (keys decrypted once per worker)
     logins: LoginTally = field(default_factory=LoginTally)  # logins counted, not yet written
+    login_notify: LoginNotify | None = None  # PostgreSQL, notify mode: what vouches for held sessions
     credits_spent: int = 0  # credits this worker's `spend` calls took (for /metrics)
     # Client calls this worker's named rate limits refused, by owner (user, key), for /metrics.
     named_limit_refusals: dict[str, int] = field(default_factory=lambda: {"user": 0, "key": 0})
@@ -58,12 +65,21 @@ class Services:
     async def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
         clock = clock or SystemClock()
         box = open_secretbox(settings)
+        writes = None
+        if (
+            dialect_of(settings.database_url) == "postgresql"
+            and settings.recheck_confirm == "notify"
+            and settings.recheck_sessions > 0
+        ):
+            writes = SharedCounter(Path(settings.data_dir) / LOGIN_WRITES)
+            writes.open()
         db = await open_database(
             settings.database_url,
             pool_size=settings.pg_pool_size,
             wal_bytes=settings.sqlite_wal_bytes,
             answer_timeout=settings.pg_timeout,
             statement_timeout=settings.pg_statement_timeout,
+            login_writes=None if writes is None else writes.increment,
         )
         invalidation = open_invalidation(
             settings.database_url,
@@ -73,7 +89,12 @@ class Services:
             redis_timeout=settings.redis_timeout_ms / 1000,
             pg_timeout=settings.pg_timeout,
         )
-        await invalidation.start()
+        notify = None
+        if writes is None:
+            await invalidation.start()
+        else:  # both wait for their first subscription, at the same time
+            notify = LoginNotify(postgres_dsn(settings.database_url), settings.pg_timeout, writes)
+            await asyncio.gather(invalidation.start(), notify.start())
         return cls(
             settings=settings,
             db=db,
@@ -98,8 +119,11 @@ class Services:
             credited=credits.app_cache(invalidation),
             named_limits=namedlimits.app_cache(invalidation),
             event_wants=events.login_cache(invalidation),
-            rechecks=Rechecks(settings.recheck_sessions),
+            rechecks=Rechecks(settings.recheck_sessions, notify=notify),
+            opened_apps=OpenedApps(),
+            login_notify=notify,
             first_use_wants=events.first_use_cache(invalidation),
+            used_keys=UsedKeys(),
             invalidation=invalidation,
             files=open_file_store(db, clock, settings.data_dir, settings.files_dir),
             mailer=Mailer(settings),
@@ -118,6 +142,8 @@ class Services:
             log.exception("the logins counted since the last write are lost (shutting down)")
         await self.limiter.close()
         await self.invalidation.close()
+        if self.login_notify is not None:
+            await self.login_notify.close()
         await self.db.close()
         self.passwords.close()
 

@@ -1,12 +1,19 @@
 """What a worker holds of a logged-in session (domain/recheck.py) never outlives a change that must
 refuse a login: for every such change, made through the seller API after the cache is warm (a
 License Login and two re-checks, and two Session Checks), the very next re-check and check answer
-exactly what they answer with nothing held. Also: a change by hand-written SQL on another
-connection, a second node over the same database, a rolled-back change, a change racing a load,
-and the bounds (size, BACKSTOP, not-yet-validated sessions)."""
+exactly what they answer with nothing held, on PostgreSQL whether the worker trusts what it holds
+on the database's announcements (notify mode, the default there) or reads the versions at every
+call (query mode). Also: a change by hand-written SQL on another connection (at once in query
+mode, once announced in notify mode), a second node over the same database, a lost subscription,
+a rolled-back change, a change racing a load, and the bounds (size, BACKSTOP, not-yet-validated
+sessions)."""
 
 from __future__ import annotations
 
+import asyncio
+import secrets
+import shutil
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,16 +22,20 @@ from typing import Any
 import httpx
 import pytest
 
-from licensegate import ids
+from licensegate import ids, invalidation
 from licensegate.app import build_app
 from licensegate.clock import MovableClock
 from licensegate.domain.recheck import Rechecks
+from licensegate.invalidation import LOGIN_CHANNEL, LoginNotify
+from licensegate.keyring import KEY_FILE_NAME
 from licensegate.services import Services
 from licensegate.store import blacklists as blacklists_store
 from licensegate.store import logins as logins_store
+from licensegate.store import loginversions
 from licensegate.store import sessions as sessions_store
 from licensegate.store.database import Database, Executor, open_database
 from licensegate.store.logins import KeyUserRow
+from licensegate.store.postgres import PinnedPostgres
 from licensegate.store.sessions import SessionAppRow
 from tests.api.test_client_license import HWID, OTHER_HWID, new_key
 from tests.conftest import make_settings
@@ -130,12 +141,51 @@ async def outcome(program: Client, type_: str, **params: object) -> tuple[int, s
     return response.status_code, response.json().get("error")
 
 
-@pytest.fixture(params=["held", "not held"])
-def holding(request: pytest.FixtureRequest, services: Services) -> bool:
+@pytest.fixture(
+    params=[
+        "held",
+        "held, query mode",
+        pytest.param("held, nothing announced", marks=pytest.mark.postgres_only),
+        "not held",
+    ]
+)
+def holding(request: pytest.FixtureRequest, services: Services, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Held as the worker holds by default (PostgreSQL: notify mode), held reading the versions
+    at every call, held in notify mode with every announcement lost (only this machine's counter
+    of its committed changes tells the worker), or not held."""
     if request.param == "not held":
         services.rechecks = Rechecks(0)
-    held: bool = request.param == "held"
+    elif request.param == "held, query mode":
+        services.rechecks = query_mode(services)
+    elif request.param == "held, nothing announced":
+        assert services.login_notify is not None  # PostgreSQL only (postgres_only)
+        monkeypatch.setattr(services.login_notify, "heard", lambda _payload: None)
+    held: bool = request.param != "not held"
     return held
+
+
+def query_mode(services: Services) -> Rechecks[Any]:
+    """What `LICENSEGATE_RECHECK_CONFIRM=query` makes: the versions read at every call."""
+    return Rechecks(services.settings.recheck_sessions)
+
+
+@pytest.fixture
+def notify(services: Services) -> LoginNotify:
+    """The worker's login announcements (PostgreSQL's notify mode, the default there)."""
+    assert services.login_notify is not None  # PostgreSQL only (tests/conftest.py)
+    assert services.login_notify.trusted()
+    return services.login_notify
+
+
+async def announced(services: Services, notify: LoginNotify, deadline: float = 30.0) -> None:
+    """Wait until `notify` has heard every announcement committed so far: PostgreSQL delivers
+    them in commit order, so those committed before a marker arrive before it."""
+    marker = f"marker-{secrets.token_hex(8)}"
+    await services.db.execute("SELECT pg_notify(?, ?)", LOGIN_CHANNEL, f"s{marker}")
+    give_up = time.monotonic() + deadline
+    while notify.session_changed_at(marker) == 0:
+        assert time.monotonic() < give_up, "the marker was not heard"
+        await asyncio.sleep(0.01)
 
 
 async def world_of(seller: Seller, services: Services, clock: MovableClock, holding: bool = True) -> World:
@@ -228,14 +278,9 @@ def _argument(statement: str, world: World, user_id: int) -> object:
     return user_id
 
 
-@pytest.mark.parametrize("change", list(BY_HAND))
-async def test_a_change_by_hand_on_another_connection_is_seen_at_once(
-    change: str, seller: Seller, services: Services, clock: MovableClock
-) -> None:
-    """The triggers bump the versions whatever writes: here plain SQL over a connection of its own."""
-    world = await world_of(seller, services, clock)
+async def _by_hand(change: str, world: World, services: Services) -> None:
     user_id = await services.db.fetch_value("SELECT id FROM users WHERE username = ?", world.key)
-    statements, recheck, check = BY_HAND[change]
+    statements, _recheck, _check = BY_HAND[change]
     other = await open_database(services.settings.database_url)
     try:
         async with other.transaction() as tx:
@@ -243,8 +288,155 @@ async def test_a_change_by_hand_on_another_connection_is_seen_at_once(
                 await tx.execute(statement, _argument(statement, world, user_id))
     finally:
         await other.close()
+
+
+@pytest.mark.parametrize("change", list(BY_HAND))
+async def test_a_change_by_hand_on_another_connection_is_seen_at_once(
+    change: str, seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    """The triggers bump the versions whatever writes: here plain SQL over a connection of its
+    own, which reading the versions at every call sees at once."""
+    services.rechecks = query_mode(services)
+    world = await world_of(seller, services, clock)
+    await _by_hand(change, world, services)
+    _statements, recheck, check = BY_HAND[change]
     assert await outcome(world.program, "check") == check
     assert await outcome(world.program, "license", key=world.key, hwid=HWID) == recheck
+
+
+@pytest.mark.parametrize("change", list(BY_HAND))
+async def test_a_change_by_hand_is_seen_once_announced(
+    change: str, seller: Seller, services: Services, clock: MovableClock, notify: LoginNotify
+) -> None:
+    """Notify mode: SQL by hand on another connection passes by no adapter of this machine; the
+    database announces it, and once that is heard (here: a marker committed after it) the very
+    next call answers as with nothing held."""
+    world = await world_of(seller, services, clock)
+    await _by_hand(change, world, services)
+    await announced(services, notify)
+    _statements, recheck, check = BY_HAND[change]
+    assert await outcome(world.program, "check") == check
+    assert await outcome(world.program, "license", key=world.key, hwid=HWID) == recheck
+
+
+async def test_a_ban_by_hand_is_refused_within_the_bound(
+    seller: Seller, services: Services, clock: MovableClock, notify: LoginNotify
+) -> None:
+    """Notify mode, without waiting for anything but the answers: a ban by hand is refused by a
+    call made soon after (polled with a generous deadline; docs/design.md measures the bound)."""
+    world = await world_of(seller, services, clock)
+    await _by_hand("ban", world, services)
+    deadline = time.monotonic() + 30
+    while await outcome(world.program, "license", key=world.key, hwid=HWID) != (403, "user_banned"):
+        assert time.monotonic() < deadline, "the ban was not seen within 30 s"
+        await asyncio.sleep(0.005)
+    assert await outcome(world.program, "license", key=world.key, hwid=HWID) == (403, "user_banned")
+
+
+async def cut(services: Services, notify: LoginNotify, monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Cut the worker's listening connection (terminate its server process) and wait until the
+    worker has noticed; it subscribes again only once the returned event is set."""
+    monkeypatch.setattr(invalidation, "RETRY", 0.01)
+    resubscribe = asyncio.Event()
+    listen = notify._listen
+
+    async def held_back() -> None:
+        await resubscribe.wait()
+        await listen()
+
+    monkeypatch.setattr(notify, "_listen", held_back)
+    await services.db.fetch_value("SELECT pg_terminate_backend(?)", notify.backend_pid)
+    deadline = time.monotonic() + 30
+    while notify.trusted():
+        assert time.monotonic() < deadline, "the cut connection was not noticed"
+        await asyncio.sleep(0.01)
+    return resubscribe
+
+
+async def resubscribed(notify: LoginNotify, resubscribe: asyncio.Event) -> None:
+    resubscribe.set()
+    deadline = time.monotonic() + 30
+    while not notify.trusted():
+        assert time.monotonic() < deadline, "not subscribed again"
+        await asyncio.sleep(0.01)
+
+
+async def test_nothing_is_trusted_while_the_subscription_is_lost(
+    seller: Seller,
+    services: Services,
+    clock: MovableClock,
+    notify: LoginNotify,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The listening connection is cut (its server process terminated): until it has subscribed
+    again nothing is trusted, and a change made meanwhile, whose announcement nobody heard, is
+    refused after the subscription is back (everything held is read again then)."""
+    world = await world_of(seller, services, clock)
+    resubscribe = await cut(services, notify, monkeypatch)
+    await world.program.ok("license", key=world.key, hwid=HWID)  # read through: still admitted
+    await _by_hand("ban", world, services)  # announced to nobody
+    assert await outcome(world.program, "license", key=world.key, hwid=HWID) == (403, "user_banned")
+    await world.program.ok("check")
+    await resubscribed(notify, resubscribe)
+    assert await outcome(world.program, "license", key=world.key, hwid=HWID) == (403, "user_banned")
+
+
+async def test_a_change_unheard_while_unsubscribed_is_read_after_resubscribing(
+    seller: Seller,
+    services: Services,
+    clock: MovableClock,
+    notify: LoginNotify,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No call at all while the subscription is lost: the entry, confirmed before, is read again
+    after the subscription is back, and refused."""
+    world = await world_of(seller, services, clock)
+    await announced(services, notify)  # nothing of the warm-up is left to hear
+    await world.program.ok("check")  # confirmed again, after all of it
+    resubscribe = await cut(services, notify, monkeypatch)
+    await _by_hand("blacklisted", world, services)
+    await resubscribed(notify, resubscribe)
+    assert await outcome(world.program, "license", key=world.key, hwid=HWID) == (403, "blacklisted")
+
+
+def _count_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement the PostgreSQL adapter runs from now on."""
+    ran: list[str] = []
+    for name in ("fetch_one", "fetch_all", "fetch_value", "execute"):
+        real = getattr(PinnedPostgres, name)
+
+        async def counted(self: PinnedPostgres, sql: str, *args: object, _real: Any = real) -> Any:
+            ran.append(sql)
+            return await _real(self, sql, *args)
+
+        monkeypatch.setattr(PinnedPostgres, name, counted)
+    return ran
+
+
+async def test_a_held_session_costs_no_statement_in_notify_mode(
+    seller: Seller,
+    services: Services,
+    clock: MovableClock,
+    notify: LoginNotify,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once the warm-up's own announcements are heard and one call has re-confirmed the entry,
+    re-checks and checks run no statement at all; in query mode each runs exactly one."""
+    world = await world_of(seller, services, clock)
+    await announced(services, notify)
+    await world.program.ok("check")  # re-confirms what the warm-up's writes made it doubt
+    ran = _count_statements(monkeypatch)
+    for _ in range(5):
+        await world.program.ok("license", key=world.key, hwid=HWID)
+        await world.program.ok("check")
+    assert ran == []
+    services.rechecks = query_mode(services)
+    await warm(world)
+    ran.clear()
+    for _ in range(5):
+        await world.program.ok("license", key=world.key, hwid=HWID)
+        await world.program.ok("check")
+    assert ran == [loginversions._OF_SESSION] * 10
 
 
 async def _ban_then_roll_back(db: Database, key: str) -> None:
@@ -273,19 +465,36 @@ async def test_a_rolled_back_change_refuses_nothing(
 # --- races: a change committed while an entry is being read ------------------------------------
 
 
+def racing(confirm: str, services: Services) -> tuple[Rechecks[Any], Callable[[], Awaitable[None]]]:
+    """An empty cache of the mode, and what to await once a racing change has committed: in
+    notify mode, that it has been heard (before the entry is held, whose stamp came before the
+    read: so it counts as heard after it)."""
+    if confirm == "query":
+        return Rechecks(10), _nothing_to_hear
+    notify = services.login_notify
+    assert notify is not None  # PostgreSQL only (postgres_only)
+    return Rechecks(10, notify=notify), lambda: announced(services, notify)
+
+
+async def _nothing_to_hear() -> None:
+    return None
+
+
+@pytest.mark.parametrize("confirm", ["query", pytest.param("notify", marks=pytest.mark.postgres_only)])
 async def test_a_change_racing_the_logins_read_leaves_no_stale_entry(
-    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch, confirm: str
 ) -> None:
     """The key and its user are read, then a ban commits before the entry is held: the entry
     carries the versions read before the ban, so the next re-check reads again and is refused."""
     world = await world_of(seller, services, clock)
-    services.rechecks = Rechecks(10)  # nothing held: the next re-check reads everything
+    services.rechecks, heard = racing(confirm, services)  # nothing held: the next re-check reads everything
     real = logins_store.key_with_user
     other = await open_database(services.settings.database_url)
 
     async def read_then_ban(db: Executor, app_id: int, key: str) -> list[KeyUserRow]:
         rows = await real(db, app_id, key)
         await other.execute("UPDATE users SET banned_reason = 'meanwhile' WHERE username = ?", key)
+        await heard()
         return rows
 
     try:
@@ -300,17 +509,19 @@ async def test_a_change_racing_the_logins_read_leaves_no_stale_entry(
         await other.close()
 
 
+@pytest.mark.parametrize("confirm", ["query", pytest.param("notify", marks=pytest.mark.postgres_only)])
 async def test_a_change_racing_the_sessions_read_leaves_no_stale_entry(
-    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch, confirm: str
 ) -> None:
     world = await world_of(seller, services, clock)
-    services.rechecks = Rechecks(10)
+    services.rechecks, heard = racing(confirm, services)
     real = sessions_store.find_with_app
     other = await open_database(services.settings.database_url)
 
     async def read_then_pause(db: Executor, session_id: str) -> SessionAppRow | None:
         row = await real(db, session_id)
         await other.execute("UPDATE apps SET paused_at = 1 WHERE id = ?", world.seller.app_id)
+        await heard()
         return row
 
     try:
@@ -326,18 +537,25 @@ async def test_a_change_racing_the_sessions_read_leaves_no_stale_entry(
 # --- two nodes over one database ----------------------------------------------------------------
 
 
-async def test_a_change_through_one_node_refuses_on_the_other_at_once(db_url: str, tmp_path: Path) -> None:
-    """Two Services over one database (two nodes, no Redis): a blacklist entry added through the
-    first node refuses the second node's very next re-check of a session it holds."""
+def http_of(node: Services) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=build_app(node.settings, node), client=(CLIENT_IP, 4000)),
+        base_url="http://testserver",
+    )
+
+
+@pytest.mark.parametrize("confirm", ["query", "notify"])
+async def test_a_change_through_one_node_refuses_on_the_other_at_once(
+    db_url: str, tmp_path: Path, confirm: str
+) -> None:
+    """Two Services over one database (no Redis): a blacklist entry added through the first
+    refuses the second's very next re-check of a session it holds. Reading the versions at every
+    call (query mode) they may be two machines; in notify mode they share a data folder, as two
+    workers of one machine do (the counter of its committed login changes)."""
     clock = MovableClock(start=1_800_000_000)
-    nodes = [await Services.open(make_settings(db_url, tmp_path / "data"), clock=clock) for _ in range(2)]
-    https = [
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=build_app(node.settings, node), client=(CLIENT_IP, 4000)),
-            base_url="http://testserver",
-        )
-        for node in nodes
-    ]
+    settings = make_settings(db_url, tmp_path / "data", recheck_confirm=confirm)
+    nodes = [await Services.open(settings, clock=clock) for _ in range(2)]
+    https = [http_of(node) for node in nodes]
     try:
         seller = await create_seller(nodes[0], https[0])
         first = Client(https[0], seller.ownerid, seller.name)
@@ -354,6 +572,44 @@ async def test_a_change_through_one_node_refuses_on_the_other_at_once(db_url: st
         for _ in range(3):
             await second.fails("license", 403, "blacklisted", key=key, hwid=HWID)
         await seller.ok("deluser", user=key)
+        await second.fails("check", 403, "session_not_found")
+    finally:
+        for http in https:
+            await http.aclose()
+        for node in nodes:
+            await node.close()
+
+
+@pytest.mark.postgres_only
+async def test_a_change_through_one_node_refuses_on_another_machine_within_the_bound(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Notify mode, two machines (data folders of their own, one deployment key): a ban through
+    the first is refused by the second once announced (polled with a generous deadline)."""
+    clock = MovableClock(start=1_800_000_000)
+    first_node = await Services.open(make_settings(db_url, tmp_path / "one"), clock=clock)
+    (tmp_path / "two").mkdir(mode=0o700)
+    shutil.copy2(tmp_path / "one" / KEY_FILE_NAME, tmp_path / "two" / KEY_FILE_NAME)
+    second_node = await Services.open(make_settings(db_url, tmp_path / "two"), clock=clock)
+    nodes = [first_node, second_node]
+    https = [http_of(node) for node in nodes]
+    try:
+        assert second_node.login_notify is not None  # PostgreSQL only (postgres_only)
+        seller = await create_seller(first_node, https[0])
+        first = Client(https[0], seller.ownerid, seller.name)
+        await first.init()
+        key = await new_key(seller)
+        await first.ok("license", key=key, hwid=HWID)
+        second = Client(https[1], seller.ownerid, seller.name, first.sessionid)
+        for _ in range(3):
+            await second.ok("license", key=key, hwid=HWID)
+        assert second_node.rechecks.peek(ids.digest(first.sessionid)) is not None
+        await seller.ok("banuser", user=key)
+        deadline = time.monotonic() + 30
+        while (await second.call("license", key=key, hwid=HWID)).status_code == 200:
+            assert time.monotonic() < deadline, "the ban was not seen on the other machine within 30 s"
+            await asyncio.sleep(0.005)
+        await second.fails("license", 403, "session_not_found", key=key, hwid=HWID)
         await second.fails("check", 403, "session_not_found")
     finally:
         for http in https:
@@ -417,6 +673,61 @@ async def test_the_last_login_is_recorded_once_a_minute(
         await services.db.fetch_value("SELECT last_login_at FROM users WHERE username = ?", world.key)
         == first + 60
     )
+
+
+async def test_a_minute_later_only_the_time_of_the_last_login_moves(
+    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-check a real program makes (every few minutes, same address, same session) writes
+    nothing but the time: through `refresh_last_login`, which moves no login version, so the
+    held session stays held; a login from another address is recorded whole, as before."""
+    world = await world_of(seller, services, clock)
+    refreshed: list[int] = []
+    refresh = logins_store.refresh_last_login
+
+    async def counted(db: Database, user_id: int, now: int) -> None:
+        refreshed.append(user_id)
+        await refresh(db, user_id, now)
+
+    monkeypatch.setattr(logins_store, "refresh_last_login", counted)
+    user = await services.db.fetch_one(
+        "SELECT id, last_ip, login_version FROM users WHERE username = ?", world.key
+    )
+    assert user is not None
+    session = await services.db.fetch_value(
+        "SELECT login_version FROM sessions WHERE id = ?", ids.digest(world.program.sessionid)
+    )
+    clock.advance(61)
+    await world.program.ok("license", key=world.key, hwid=HWID)
+    assert refreshed == [user["id"]]
+    after = await services.db.fetch_one(
+        "SELECT last_login_at, last_ip, login_version FROM users WHERE id = ?", user["id"]
+    )
+    assert after == {
+        "last_login_at": clock.now(),
+        "last_ip": user["last_ip"],
+        "login_version": user["login_version"],
+    }
+    assert (
+        await services.db.fetch_value(
+            "SELECT login_version FROM sessions WHERE id = ?", ids.digest(world.program.sessionid)
+        )
+        == session
+    )
+    assert services.rechecks.peek(ids.digest(world.program.sessionid)) is not None
+    await world.program.ok("license", key=world.key, hwid=HWID)  # within the minute: nothing written
+    assert refreshed == [user["id"]]
+
+    transport = httpx.ASGITransport(app=build_app(services.settings, services), client=("198.51.100.7", 4000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        elsewhere = Client(http, seller.ownerid, seller.name)
+        await elsewhere.init()
+        clock.advance(61)
+        await elsewhere.ok("license", key=world.key, hwid=HWID)
+    assert refreshed == [user["id"]]
+    assert await services.db.fetch_one(
+        "SELECT last_login_at, last_ip FROM users WHERE id = ?", user["id"]
+    ) == {"last_login_at": clock.now(), "last_ip": "198.51.100.7"}
 
 
 async def test_the_oldest_entry_goes_when_the_cache_is_full(seller: Seller, services: Services) -> None:

@@ -148,6 +148,48 @@ async def test_a_session_outlives_its_users_last_subscription_by_one_sweep_at_mo
     await lasting.ok("check")
 
 
+async def test_the_sweep_steps_through_every_session_and_ends_only_those_without_time(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    """The sweep looks at a few sessions a step (`end_without_time_after`), so no statement reads
+    them all: with a step of 2 it walks seven sessions in four steps and ends exactly the
+    sessions of the users whose time ran out, wherever they fall."""
+    await seller.ok("updatesettings", session=604_800)
+    for index in range(5):  # users 0, 2 and 4 have one day, 1 and 3 have three
+        days = 1 if index % 2 == 0 else 3
+        await seller.ok("adduser", user=f"u{index}", sub="default", expiry=days, **{"pass": "pw"})
+    clients = [await logged_in(seller, f"u{index}") for index in range(5)]
+    await client_of(seller).init()  # open, not logged in: never ended by the sweep
+    await logged_in(seller, "u1")  # a second session of a user with time left
+    clock.advance(2 * 86400)
+    steps = 0
+    after: str | None = ""
+    while after is not None:
+        after = await session_store.end_without_time_after(services.db, clock.now(), after, step=2)
+        steps += 1
+    assert steps == 5  # four steps of at most 2 sessions, and the one that finds none left
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM sessions") == 4
+    for index, client in enumerate(clients):
+        if index % 2 == 0:
+            await client.fails("check", 403, "session_not_found")
+        else:
+            await client.ok("check")
+
+
+async def test_expired_sessions_are_purged_through_each_applications_index(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    """Expired sessions go, logged in or not; live ones stay."""
+    await seller.ok("adduser", user="ann", sub="default", expiry=30, **{"pass": "pw"})
+    await logged_in(seller, "ann")
+    await client_of(seller).init()
+    expires = await services.db.fetch_value("SELECT MAX(expires_at) FROM sessions")
+    assert await session_store.purge_expired(services.db, expires - 1) == 0
+    assert await session_store.purge_expired(services.db, expires, batch=1) == 1
+    assert await session_store.purge_expired(services.db, expires) == 1
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM sessions") == 0
+
+
 async def test_a_ban_committed_while_a_login_is_under_way_wins(
     seller: Seller, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:

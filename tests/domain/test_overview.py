@@ -115,6 +115,32 @@ async def test_new_users_and_redeemed_keys_are_counted_as_they_are_written(
     assert today_of(growth) == {"New users": 2, "Keys redeemed": 1}
 
 
+async def test_concurrent_first_uses_count_into_slots_that_add_up(
+    services: Services, seller: Seller, app: Client
+) -> None:
+    """A counter is `store.SLOTS` rows (migration 0061): on PostgreSQL each new user adds to one
+    picked at random, so concurrent first uses do not queue on one row's lock; the overview adds
+    them up. SQLite writes one transaction at a time: slot 0 alone."""
+    first_uses = 24
+    for key in [await _key(seller) for _ in range(first_uses)]:
+        client = app.fresh()
+        await client.init()
+        await client.ok("license", key=key, hwid=HWID)
+    db, now = services.db, services.clock.now()
+    _, growth = await overview.logins_per_day(db, seller.app_id, now)
+    assert today_of(growth) == {"New users": first_uses, "Keys redeemed": first_uses}
+    assert await store.counted_today(db, seller.app_id, now // DAY, "user") == first_uses
+    slots = await db.fetch_all(
+        "SELECT kind, slot, count FROM daily_counts WHERE app_id = ? AND kind IN ('user', 'key')",
+        seller.app_id,
+    )
+    assert all(0 <= row["slot"] < store.SLOTS for row in slots)
+    assert sum(row["count"] for row in slots) == 2 * first_uses
+    used = {row["slot"] for row in slots}
+    # 24 draws of 64 slots all alike: about 1 in 10^41.
+    assert used == {0} if db.dialect == "sqlite" else len(used) > 1
+
+
 async def test_keys_and_users_by_status(services: Services, seller: Seller, app: Client) -> None:
     keys = [await _key(seller) for _ in range(5)]
     await app.ok("license", key=keys[0], hwid=HWID)

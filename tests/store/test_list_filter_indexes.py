@@ -246,12 +246,15 @@ async def test_a_creation_range_newest_first_matches_a_plain_query(
             assert [row["id"] for row in backward] == want
 
 
-@pytest.mark.parametrize("window", [store_licenses.NOTE_WINDOW, 5])
+# 4: fewer keys than a page of 4 reads (5, to know there is a next page), so that window never
+# holds a page however the keys fall; with 5, all five first keys in the random keys' order
+# matched now and then (about 1 run in 60: CI's of 7f5574a) and the page came from the window.
+@pytest.mark.parametrize("window", [store_licenses.NOTE_WINDOW, 4])
 async def test_a_note_filter_matches_a_plain_query(
     services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch, window: int
 ) -> None:
     """A note filter reads a page from the first keys of the list's order when matches are
-    common there, and from every match otherwise (a window of 5 keys, smaller than a page): the
+    common there, and from every match otherwise (a window of 4 keys, fewer than a page reads): the
     same keys in the same order either way, in each sort, forward and back, ignoring case."""
     monkeypatch.setattr(store_licenses, "NOTE_WINDOW", window)
     shop = await make_shop(services)
@@ -285,7 +288,7 @@ async def test_a_note_filter_matches_a_plain_query(
             assert [row["id"] for row in backward] == want
         first = await read(PageRequest(sort, False, 4))
         # Every match read (the small window) is every match counted; the window's page counts none.
-        assert known_total(first, PageRequest(sort, False, 4)) == (len(plain) if window == 5 else None)
+        assert known_total(first, PageRequest(sort, False, 4)) == (len(plain) if window == 4 else None)
     page = await licenses.browse(services.db, scope, KeyQuery(note="bob_1"), PageRequest("created", True, 50))
     assert len(page.rows) == len([row for row in plain if row["id"] % 4 == 0])
     assert await licenses.count_matching(services.db, scope, KeyQuery(note="b_1")) == len(page.rows)

@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -244,6 +245,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"
 
 
+@lru_cache(maxsize=8192)  # a user's `createdate`, at every login on KeyAuth's dialects
 def unix_seconds(text: str) -> str:
     """`YYYY-MM-DD HH:MM:SS` (UTC) as Unix seconds in decimal; anything else is left as it is."""
     if len(text) != 19 or text[4] != "-" or text[10] != " ":

@@ -4,14 +4,16 @@ UTF-8 and NUL characters refused."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
 from urllib.parse import unquote_plus
 
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect, Request
+from starlette.types import Receive, Scope
 
-from licensegate.bodies import content_type_of, incomplete_body, read_body
+from licensegate.bodies import content_type_of, incomplete_body, read_body, receive_body
 from licensegate.domain import errorcodes
 from licensegate.domain.errors import Refusal
 
@@ -35,6 +37,33 @@ def check_headers(request: Request, max_bytes: int) -> None:
     size = sum(len(name) + len(value) + 4 for name, value in request.scope.get("headers", ()))
     if size > max_bytes:
         raise errorcodes.HEADERS_TOO_LARGE(max_bytes=max_bytes)
+
+
+class Heads(NamedTuple):
+    """What the client API reads of a request's headers, found in one pass over them."""
+
+    size: int  # bytes, each header counted as `name: value` and its line end
+    content_type: str  # the first Content-Type's media type, lower case ("" without one)
+    content_length: str | None  # the first Content-Length as sent
+
+
+def read_heads(scope: Scope, max_bytes: int) -> Heads:
+    """The headers' size (refused over `max_bytes`, as `check_headers` does), media type and
+    declared length, in one pass (Starlette's `Headers` would be built and searched twice)."""
+    size = 0
+    content_type: bytes | None = None
+    content_length: bytes | None = None
+    for name, value in scope.get("headers", ()):
+        size += len(name) + len(value) + 4
+        if name == b"content-type":
+            if content_type is None:
+                content_type = value
+        elif name == b"content-length" and content_length is None:
+            content_length = value
+    if size > max_bytes:
+        raise errorcodes.HEADERS_TOO_LARGE(max_bytes=max_bytes)
+    media = "" if content_type is None else content_type.decode("latin-1").split(";", 1)[0].strip().lower()
+    return Heads(size, media, None if content_length is None else content_length.decode("latin-1"))
 
 
 def _unquote(text: str, what: str) -> str:
@@ -74,7 +103,11 @@ def _parse_pairs(data: str, what: str) -> dict[str, str]:
 
 
 def read_query(request: Request, max_bytes: int) -> dict[str, str]:
-    raw: bytes = request.scope.get("query_string", b"")
+    return read_query_of(request.scope, max_bytes)
+
+
+def read_query_of(scope: Scope, max_bytes: int) -> dict[str, str]:
+    raw: bytes = scope.get("query_string", b"")
     if len(raw) > max_bytes:
         raise errorcodes.URI_TOO_LONG(max_bytes=max_bytes)
     if not raw:
@@ -97,7 +130,20 @@ async def read_form_body_sized(request: Request, max_bytes: int) -> tuple[dict[s
     names its operation)."""
     if request.method != "POST" or content_type_of(request) != "application/x-www-form-urlencoded":
         return {}, 0
-    body = await read_body(request, max_bytes)
+    return _form_fields(await read_body(request, max_bytes))
+
+
+async def read_form_fields(
+    scope: Scope, receive: Receive, heads: Heads, max_bytes: int
+) -> tuple[dict[str, str], int]:
+    """`read_form_body_sized` on the ASGI scope and `receive` itself, with the headers already
+    read (`read_heads`): no Starlette `Request`, `Headers` or stream generator on the way."""
+    if scope["method"] != "POST" or heads.content_type != "application/x-www-form-urlencoded":
+        return {}, 0
+    return _form_fields(await receive_body(receive, heads.content_length, max_bytes))
+
+
+def _form_fields(body: bytes) -> tuple[dict[str, str], int]:
     if not body:
         return {}, 0
     try:

@@ -125,12 +125,11 @@ async def blocked(db: Executor, app_id: int, *, hwids: Sequence[str], ip: str | 
 
     At most two indexed queries: one for every blacklist match, one for the whitelist (only
     when the IP matched). An IP that does not parse is ignored (only the HWIDs count)."""
-    wanted = tuple(dict.fromkeys(h for h in hwids if h))
-    canonical = canonical_ip(ip)
-    if not wanted and canonical is None:
+    asked = probe(hwids, ip)
+    canonical, ranges = asked.ip, asked.ranges
+    if not asked.hwids and canonical is None:
         return None
-    ranges = containing_ranges(canonical) if canonical is not None else ()
-    kinds = await store.matching_kinds(db, app_id, hwids=wanted, ip=canonical, ranges=ranges)
+    kinds = await store.matching_kinds(db, app_id, hwids=asked.hwids, ip=canonical, ranges=ranges)
     if HWID in kinds:
         return HWID
     if not kinds or canonical is None:
@@ -138,6 +137,22 @@ async def blocked(db: Executor, app_id: int, *, hwids: Sequence[str], ip: str | 
     if await white_store.contains_any(db, app_id, (canonical, *ranges)):
         return None
     return IP
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What `blocked` asks the blacklist about a client, for a statement that asks it along with
+    something else (`store.logins.first_use_postgres`)."""
+
+    hwids: tuple[str, ...]
+    ip: str | None  # canonical; None: the address does not parse (only the HWIDs count)
+    ranges: tuple[str, ...]  # every range that contains `ip`
+
+
+def probe(hwids: Sequence[str], ip: str | None) -> Probe:
+    canonical = canonical_ip(ip)
+    ranges = containing_ranges(canonical) if canonical is not None else ()
+    return Probe(tuple(dict.fromkeys(h for h in hwids if h)), canonical, ranges)
 
 
 async def is_blacklisted_ip(db: Executor, app_id: int, ip: str | None) -> bool:

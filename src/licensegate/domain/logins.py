@@ -24,6 +24,7 @@ from licensegate.domain.errors import NotFound, Refusal
 from licensegate.domain.messages import Messages
 from licensegate.domain.recheck import Held
 from licensegate.domain.timefmt import datetime_text, unix_text
+from licensegate.domain.usedkeys import UsedKeys
 from licensegate.passwords import Passwords
 from licensegate.secretbox import SecretBox, is_sealed
 from licensegate.store import licenses as license_store
@@ -210,16 +211,20 @@ async def admit(
     now: int,
     otp_checked: bool = False,
     blacklist_checked: bool = False,
+    blacklisted: bool | None = None,
 ) -> Login:
     """Everything after the user is known and their secret checked: ban, blacklist (unless
-    `blacklist_checked`: a held login found this client not blacklisted), one-time code (unless
-    `otp_checked`: the customer panel asked for it), HWID, subscriptions; then bind the HWID if
-    one is due and log the session in."""
+    `blacklist_checked`: a held login found this client not blacklisted; `blacklisted`: what
+    the statement that read the key found), one-time code (unless `otp_checked`: the customer
+    panel asked for it), HWID, subscriptions; then bind the HWID if one is due and log the
+    session in."""
     user = account.user
     user_id: int = user["user_id"]
     if user["user_banned"] is not None:
         raise errorcodes.USER_BANNED(msg("userbanned", reason=user["user_banned"]))
-    if not blacklist_checked:
+    if blacklisted:
+        raise errorcodes.BLACKLISTED(msg("hwidblacked"))
+    if blacklisted is None and not blacklist_checked:
         await check_blacklist(db, app, client, msg)
     if user["otp_enabled"] and not otp_checked:
         await consume_otp(db, box, user_id, user["otp_secret"], otp_code, msg, now)
@@ -234,7 +239,14 @@ async def admit(
 
     # An appended HWID string presented whole is one device's HWID: it becomes an ordinary one.
     settle = client.hwid is not None and client.hwid in account.appended
-    if bind is None and not settle and not app.seats and not _login_to_record(user, client, now):
+    if bind is None and not settle and not app.seats and _only_time_to_refresh(user, client, credential, now):
+        # A program re-checking its licence after a minute or more, from the same address, on a
+        # session that records this very login: only the time of the last login moves. Real
+        # programs re-check every few minutes, so this, not the held re-check, is their common
+        # case; it costs one write that need not wait for a disk sync (`refresh_last_login`).
+        await store.refresh_last_login(db, user_id, now)
+        user["last_login_at"] = now
+    elif bind is None and not settle and not app.seats and not _login_to_record(user, client, now):
         # The common case: only the session changes, one statement, no transaction around it
         # (unless an endpoint wants `user.logged_in`, written with that change).
         if not client.report_login:
@@ -278,6 +290,19 @@ def _login_to_record(user: LastLogin, client: Client, now: int) -> bool:
     # every call (a transaction each); a login from another address is recorded at once.
     last = user["last_login_at"]
     return last is None or user["last_ip"] != client.ip or not 0 <= now - last < RECORD_EVERY
+
+
+def _only_time_to_refresh(user: LastLogin, client: Client, credential: str, now: int) -> bool:
+    # Nothing but bookkeeping to write: the same address as the last login, the session already
+    # recording this login, and no endpoint wanting `user.logged_in` (written with the login).
+    return (
+        not client.report_login
+        and user["last_login_at"] is not None
+        and user["last_ip"] == client.ip
+        and _login_to_record(user, client, now)
+        and client.recorded
+        == session_store.login_record(user["user_id"], credential, client.hwid, client.details)
+    )
 
 
 async def _validate(
@@ -571,6 +596,7 @@ async def license_login(
     now: int,
     held: Held[KnownLogin] | None = None,
     first_use_wants: AppCache[frozenset[str]] | None = None,
+    used_keys: UsedKeys | None = None,
 ) -> Login:
     """A key is its own account: its first use creates the user named by the key, with the key's
     subscriptions; later uses log that user in. The key is a long random secret, so it is looked
@@ -578,7 +604,8 @@ async def license_login(
     holds it (`domain.recheck`, its versions just confirmed): a re-check of the login it
     remembers decides on what it holds, without reading the key, the user or the blacklist.
     `first_use_wants`: the worker's cache of the first use's events the application's endpoints
-    want (`events.first_use_cache`), which picks the first use's path."""
+    want (`events.first_use_cache`), which picks the first use's path. `used_keys`: the keys this
+    worker saw used, which take the plain read instead of the first use's statement."""
     check_hwid(app, client.hwid, msg)
     known = None if held is None else held.login
     if known is not None and (known.key, known.hwid, known.ip) == (key, client.hwid, client.ip):
@@ -595,10 +622,38 @@ async def license_login(
             now=now,
             blacklist_checked=True,
         )
-    key_row, account = await _usable_key(db, app, key, msg)
-    if key_row["status"] == "unused":
-        await check_blacklist(db, app, client, msg)
+    read: tuple[KeyUserRow, Account | None, bool] | None = None
+    hint: frozenset[str] | None = None
+    # The hint picks between PostgreSQL's two paths; SQLite has one, so it neither asks nor keeps.
+    used = used_keys if db.dialect == "postgresql" else None
+    seen_used = used is not None and (app.id, key) in used
+    if db.dialect == "postgresql" and client.recorded is None and not seen_used:
+        # A session's first login (a program starting, a key's first use): the key is read, and
+        # used when it is unused, in one statement, which asks the blacklist too.
         hint = None if first_use_wants is None else await first_use_wants.get(db, app.id)
+        if _in_one_statement(db, client, hint):
+            try:
+                tried = await _key_or_first_use(db, box, app, client, key=key, msg=msg, now=now)
+            except Refusal as refused:
+                if refused.error != "key_used":
+                    raise
+                tried = None  # redeemed meanwhile: read again below, and log its user in
+            if isinstance(tried, Login):
+                if used is not None:
+                    used.add(app.id, key)
+                return tried
+            read = tried
+    key_row, account = read[:2] if read is not None else await _usable_key(db, app, key, msg)
+    if used is not None and key_row["status"] != "unused" and not seen_used:
+        used.add(app.id, key)
+    blacklisted = None if read is None else read[2]
+    if key_row["status"] == "unused":
+        if read is not None:  # unused, and nothing written: an endpoint wants the first use's events
+            hint = frozenset(events.FIRST_USE)
+        elif hint is None and first_use_wants is not None:
+            hint = await first_use_wants.get(db, app.id)
+        if blacklisted is None and not _in_one_statement(db, client, hint):  # else that statement asks
+            await check_blacklist(db, app, client, msg)
         try:
             return await _first_use(db, box, app, key_row, client, key=key, hint=hint, msg=msg, now=now)
         except Refusal as refused:
@@ -612,7 +667,18 @@ async def license_login(
                 raise
     if account is None:  # used, but its user has been deleted since
         raise errorcodes.KEY_USED(msg("keyused"))
-    login = await admit(db, box, app, account, client, credential=key, otp_code=otp_code, msg=msg, now=now)
+    login = await admit(
+        db,
+        box,
+        app,
+        account,
+        client,
+        credential=key,
+        otp_code=otp_code,
+        msg=msg,
+        now=now,
+        blacklisted=blacklisted,
+    )
     if held is not None and _repeatable(app, account, held):
         held.login = KnownLogin(key, client.hwid, client.ip, key_row, account)
     return login
@@ -646,43 +712,54 @@ async def _first_use(
     another request redeemed it first). On PostgreSQL one statement, unless an endpoint of the
     application wants the first use's events or `user.logged_in` (that statement writes none):
     the transaction does."""
-    if (
-        db.dialect == "postgresql"
-        and not client.report_login
-        and (hint is None or hint.isdisjoint(events.FIRST_USE))
-    ):
-        login = await _first_use_in_one_statement(db, box, app, key_row, client, key=key, msg=msg, now=now)
-        if login is not None:
-            return login
+    if _in_one_statement(db, client, hint):
+        tried = await _key_or_first_use(db, box, app, client, key=key, msg=msg, now=now)
+        if isinstance(tried, Login):
+            return tried
+        if tried[0]["status"] != "unused":  # redeemed since it was read
+            raise errorcodes.KEY_USED(msg("keyused"))
         hint = frozenset(events.FIRST_USE)  # an endpoint wants them after all
     new_user = NewUser(username=key, password_hash=None, email=None, created_by=LICENSE_USER)
     return await _redeem_into_new_user(db, box, app, key_row, client, new_user, hint=hint, msg=msg, now=now)
 
 
-async def _first_use_in_one_statement(
+def _in_one_statement(db: Executor, client: Client, hint: frozenset[str] | None) -> bool:
+    """Whether a first use tries the one statement (which also asks the blacklist): on PostgreSQL,
+    unless an endpoint wants `user.logged_in` or (as far as the worker knows) the first use's
+    events."""
+    return (
+        db.dialect == "postgresql"
+        and not client.report_login
+        and (hint is None or hint.isdisjoint(events.FIRST_USE))
+    )
+
+
+async def _key_or_first_use(
     db: Database,
     box: SecretBox,
     app: ClientApp,
-    key_row: KeyUserRow,
     client: Client,
     *,
     key: str,
     msg: Messages,
     now: int,
-) -> Login | None:
-    """`_redeem_into_new_user` for a License Login, in one round trip on PostgreSQL (the same
-    writes, decided by the same conditions; see `store.logins.first_use_postgres`). None, with
-    nothing written, when an endpoint wants the first use's events."""
+) -> Login | tuple[KeyUserRow, Account | None, bool]:
+    """The key read and, when it is unused, its first use (`_redeem_into_new_user`'s writes,
+    decided by the same conditions) in one round trip on PostgreSQL (see
+    `store.logins.key_or_first_use`). The login it made; else the key, its user and whether the
+    blacklist refuses the client, as `_usable_key` finds them (the key unused only when an
+    endpoint wants the first use's events: nothing was written). Refused as a first use would be
+    (`blacklisted`, `no_subscription_for_level`; `key_used` when another request redeemed the
+    key meanwhile or a user has its name)."""
     token_hash, token_sealed = tokens.new(box)
     details = session_store.login_record(0, key, client.hwid, client.details)[3:]
+    asked = blacklists.probe([client.hwid] if client.hwid else [], client.ip)
     try:
-        row = await store.first_use_postgres(
+        rows = await store.key_or_first_use(
             db,
             app_id=app.id,
-            key_id=key_row["id"],
             key=key,
             key_fold=user_rules.fold(key),
-            owner_account_id=key_row["generated_by_account_id"],
             created_by=LICENSE_USER,
             token_hash=token_hash,
             token_sealed=token_sealed,
@@ -693,20 +770,32 @@ async def _first_use_in_one_statement(
             ip=client.ip,
             now=now,
             events=_FIRST_USE_EVENTS,
+            blacklist_hwids=asked.hwids,
+            blacklist_ip=asked.ip,
+            blacklist_ranges=asked.ranges,
         )
     except UniqueViolation:  # a user already has the key's name: nothing was written
         raise errorcodes.KEY_USED(msg("keyused")) from None
-    if row["user_id"] is None:
+    if not rows:
+        raise errorcodes.KEY_NOT_FOUND(msg("keynotfound"))
+    row = rows[0]
+    _refuse_banned(row, msg)
+    made = row["made_user_id"]
+    if made is not None:
+        grants = cast(
+            "list[GrantRow]",
+            [{**grant, "grant_key": key} for grant in orjson.loads(row["made_grants"] or "[]")],
+        )
+        entries, _ = running_grants(grants, app, now)
+        return Login(made, key, info(key, now, entries, client, client.hwid or "", now))
+    if row["status"] == "unused":
+        if row["blacklisted"]:  # decided first, as when the blacklist was asked before the first use
+            raise errorcodes.BLACKLISTED(msg("hwidblacked"))
         if row["no_subscription"]:
             raise errorcodes.NO_SUBSCRIPTION_FOR_LEVEL(msg("nosublevel"))
-        if row["events_wanted"]:
-            return None
-        raise errorcodes.KEY_USED(msg("keyused"))
-    grants = cast(
-        "list[GrantRow]", [{**grant, "grant_key": key} for grant in orjson.loads(row["grants"] or "[]")]
-    )
-    entries, _ = running_grants(grants, app, now)
-    return Login(row["user_id"], key, info(key, now, entries, client, client.hwid or "", now))
+        if not row["events_wanted"]:
+            raise errorcodes.KEY_USED(msg("keyused"))
+    return row, account_of(rows), bool(row["blacklisted"])
 
 
 _FIRST_USE_EVENTS = tuple(events.with_opt_in(events.FIRST_USE))

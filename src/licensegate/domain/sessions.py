@@ -16,6 +16,7 @@ from licensegate.domain.apps import ClientApp
 from licensegate.domain.blacklists import parse_ip
 from licensegate.domain.errors import Refusal
 from licensegate.domain.messages import Messages
+from licensegate.domain.openedapps import OpenedApps
 from licensegate.domain.paging import Page, PageRequest, finish
 from licensegate.store import hashes as hash_store
 from licensegate.store import sessions as store
@@ -84,6 +85,7 @@ async def identify(
     now: int,
     found: Found = _nothing,
     messages: MessagesOf = _default_messages,
+    opened: OpenedApps | None = None,
 ) -> tuple[ClientApp, ClientSession | None]:
     """The application a client call belongs to and, unless `session_id` is None (the operation
     needs none), its live session. `found` hears of the application as soon as it is known, even
@@ -91,12 +93,15 @@ async def identify(
 
     With a session the application comes from the session's own row (one query for both); the
     ownerid (and name, when sent) must be that session's application's. A session a ban or a
-    pause ended is refused with why, in the application's `messages`.
+    pause ended is refused with why, in the application's `messages`. Without a session (`init`)
+    the application may be one `opened` holds (see `domain.openedapps`).
     """
     if not ownerid:
         raise errorcodes.MISSING_OWNERID()
     if session_id is None:
-        app = await apps.find_for_client(db, ownerid, name)
+        app = await (
+            apps.find_for_client(db, ownerid, name) if opened is None else opened.find(db, ownerid, name)
+        )
         await found(app)
         return app, None
     digest = ids.digest(session_id[:128])
@@ -142,30 +147,36 @@ async def start(
     ip: str,
     version: str | None,
     program_hash: str | None,
-    msg: Messages,
+    messages: Callable[[], Awaitable[Messages]],
     now: int,
     enckey: str | None = None,
+    opened: OpenedApps | None = None,
 ) -> str:
-    """Open a session; `enckey` (sealed) is an API 1.2 or legacy 1.0 client's half of its key."""
-    if app.paused:
-        raise errorcodes.APP_PAUSED(msg("pausedApp"))
-    if version is not None and version != app.version:
-        raise errorcodes.VERSION_MISMATCH(extra={"download": app.download_link or ""})
-    if app.hash_check and (program_hash is None or not await hash_store.contains(db, app.id, program_hash)):
-        await tamper_store.insert(
-            db,
-            app.id,
-            user_id=None,
-            credential=None,
-            hwid=None,
-            ip=ip,
-            reason="program hash mismatch",
-            details=f"hash sent: {program_hash or '(none)'}",
-            now=now,
-        )
-        raise errorcodes.HASH_MISMATCH(msg("hashcheckfail"))
+    """Open a session; `enckey` (sealed) is an API 1.2 or legacy 1.0 client's half of its key.
+    `opened`: the worker's held applications, `app` perhaps one of them; then the session is
+    written only while the application is as held, and a refusal is answered only once the
+    application is confirmed unchanged (else `StaleApp`: the call runs again)."""
+    if app.paused or (version is not None and version != app.version) or app.hash_check:
+        refusal = await _refusal(db, app, version, program_hash, messages)
+        if refusal is not None:
+            if opened is not None:
+                await opened.confirm_refusal(db, app)
+            if errorcodes.HASH_MISMATCH.refuses(refusal):
+                await tamper_store.insert(
+                    db,
+                    app.id,
+                    user_id=None,
+                    credential=None,
+                    hwid=None,
+                    ip=ip,
+                    reason="program hash mismatch",
+                    details=f"hash sent: {program_hash or '(none)'}",
+                    now=now,
+                )
+            raise refusal
     session_id = ids.session_id()
-    await store.start(
+    held = None if opened is None else opened.version_of(app)
+    started = await store.start(
         db,
         session_id=ids.digest(session_id),  # the database never holds a usable session id
         app_id=app.id,
@@ -173,8 +184,32 @@ async def start(
         now=now,
         expires_at=now + app.session_seconds,
         enckey=enckey,
+        app_version=held,
     )
+    if not started:
+        assert opened is not None
+        raise opened.stale(app)
     return session_id
+
+
+async def _refusal(
+    db: Executor,
+    app: ClientApp,
+    version: str | None,
+    program_hash: str | None,
+    messages: Callable[[], Awaitable[Messages]],
+) -> Refusal | None:
+    """Why `init` is refused: a paused application, another version of the program, or (hash
+    checking on) a program file whose hash is not one of the application's."""
+    if app.paused:
+        return errorcodes.APP_PAUSED((await messages())("pausedApp"))
+    if version is not None and version != app.version:
+        return errorcodes.VERSION_MISMATCH(extra={"download": app.download_link or ""})
+    if not app.hash_check or (
+        program_hash is not None and await hash_store.contains(db, app.id, program_hash)
+    ):
+        return None
+    return errorcodes.HASH_MISMATCH((await messages())("hashcheckfail"))
 
 
 async def online(db: Executor, app: ClientApp, now: int) -> list[dict[str, str]]:

@@ -171,6 +171,21 @@ class Args:
 
 CallT = TypeVar("CallT")
 Handler = Callable[[CallT], Awaitable[dict[str, Any]]]
+# A parameter as `Operation.parse_args` reads it: name, aliases, strip, required, the longest
+# plain text it takes as it is (None: `Param.parse` decides: numbers, flags, choices), the Param.
+_Reading = tuple[str, tuple[str, ...], bool, bool, int | None, Param]
+
+
+def _reading(param: Param) -> _Reading:
+    plain = param.kind == "str" and not param.ignore_case and not param.choices
+    return (
+        param.name,
+        param.aliases,
+        param.strip,
+        param.required,
+        param.max_length if plain else None,
+        param,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,24 +212,31 @@ class Operation(Generic[CallT]):
     # Client API: run the whole call on one database connection (not for operations that await
     # password hashing: they would hold a pooled connection while waiting for a hashing thread).
     pinned: bool = True
+    # How each parameter is read, worked out once (`_reading`): every call reads them all.
+    _readings: tuple[_Reading, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_readings", tuple(_reading(param) for param in self.params))
 
     def parse_args(self, raw: Mapping[str, str]) -> Args:
         values: dict[str, Any] = {}
-        for param in self.params:
-            value = raw.get(param.name)
-            if value is None and param.aliases:
-                for alias in param.aliases:
+        for name, aliases, strip, required, text_max, param in self._readings:
+            value = raw.get(name)
+            if value is None and aliases:
+                for alias in aliases:
                     value = raw.get(alias)
                     if value is not None:
                         break
-            if value and param.strip:
+            if value and strip:
                 value = value.strip()
             if not value:  # absent or empty
-                if param.required:
-                    raise errorcodes.MISSING_PARAMETER(name=param.name, param=param.name)
-                values[param.name] = None
-                continue
-            values[param.name] = param.parse(value)
+                if required:
+                    raise errorcodes.MISSING_PARAMETER(name=name, param=name)
+                values[name] = None
+            elif text_max is not None and len(value) <= text_max:
+                values[name] = value  # what `param.parse` answers for plain text within its length
+            else:
+                values[name] = param.parse(value)
         return Args(values)
 
     def status_for(self, refusal: Refusal | ErrorCode) -> int:

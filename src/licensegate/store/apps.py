@@ -263,6 +263,26 @@ async def find_for_client(db: Executor, ownerid: str, name: str) -> ClientAppRow
     return cast("ClientAppRow | None", row)
 
 
+class VersionedClientAppRow(ClientAppRow):
+    login_version: int
+
+
+async def find_for_client_versioned(db: Executor, ownerid: str, name: str) -> VersionedClientAppRow | None:
+    """`find_for_client` with the application's login version, read in the same statement."""
+    row = await db.fetch_one(
+        f"SELECT {CLIENT_COLUMNS}, a.login_version {CLIENT_FROM} WHERE a.ownerid = ? AND a.name = ?",
+        ownerid,
+        name,
+    )
+    return cast("VersionedClientAppRow | None", row)
+
+
+async def login_version(db: Executor, app_id: int) -> int | None:
+    """The application's login version (None: no such application)."""
+    version: int | None = await db.fetch_value("SELECT login_version FROM apps WHERE id = ?", app_id)
+    return version
+
+
 async def find_for_client_by_id(db: Executor, app_id: int) -> ClientAppRow | None:
     row = await db.fetch_one(f"SELECT {CLIENT_COLUMNS} {CLIENT_FROM} WHERE a.id = ?", app_id)
     return cast("ClientAppRow | None", row)

@@ -33,9 +33,12 @@ async def end_silent(db: Executor, now: int, batch: int) -> int:
     """End up to `batch` logged-in sessions of applications that want beats whose last beat is
     older than interval + grace. One conditional DELETE: several nodes may run it at once, each
     row goes once."""
+    # Applications outside (CROSS JOIN keeps SQLite's order), each one's logged-in sessions
+    # through (app_id, validated, ...). SQLite had scanned every session of every application,
+    # every few seconds in every worker: 133 ms with its event loop held at 1,200,000 sessions.
     return await db.execute(
-        "DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s JOIN apps a ON a.id = s.app_id "
-        "WHERE a.heartbeat_interval > 0 AND s.validated = 1 "
+        "DELETE FROM sessions WHERE id IN (SELECT s.id FROM apps a CROSS JOIN sessions s "
+        "WHERE a.heartbeat_interval > 0 AND s.app_id = a.id AND s.validated = 1 "
         "AND COALESCE(s.last_beat_at, s.created_at) < ? - a.heartbeat_interval - a.heartbeat_grace LIMIT ?)",
         now,
         batch,

@@ -3,10 +3,12 @@ bring everything a login decides on in as few round trips as possible, and its w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TypedDict, cast
 
-from licensegate.store.database import Executor, Row
+from licensegate.store import overview
+from licensegate.store.database import Database, Executor, Row
 from licensegate.store.events import wanting
 
 _USER_COLUMNS = (
@@ -90,15 +92,6 @@ class KeyUserRow(AccountRow):
     generated_by_account_id: int | None
 
 
-class FirstUse(TypedDict):
-    """What `first_use_postgres` answers."""
-
-    user_id: int | None
-    no_subscription: bool
-    events_wanted: bool  # an endpoint wants the first use's events: nothing was written
-    grants: str | None  # JSON: the new grants, without their key
-
-
 def _hwids(db: Executor) -> str:
     return f"COALESCE({_HWIDS[db.dialect]}, '[]') AS hwids"
 
@@ -115,14 +108,22 @@ async def user_by_name(db: Executor, app_id: int, key: str) -> list[AccountRow]:
     return cast("list[AccountRow]", rows)
 
 
+def _key_select(hwids: str) -> str:
+    """`key_with_user`'s columns (`hwids`: `_hwids`' expression)."""
+    return (
+        "SELECT k.id, k.key, k.level, k.duration, k.status, k.banned_reason, k.used_by_user_id, "
+        f"k.generated_by_account_id, {_USER_COLUMNS}, {hwids}, {_GRANT_COLUMNS}"
+    )
+
+
+_KEY_FROM = f"FROM license_keys k LEFT JOIN users u ON u.id = k.used_by_user_id {_GRANT_JOINS}"
+
+
 async def key_with_user(db: Executor, app_id: int, key: str) -> list[KeyUserRow]:
     """The license key and, if it was redeemed, the user it made with their HWIDs and grants, in
     one round trip (one row per grant). Empty when no such key exists."""
     rows = await db.fetch_all(
-        "SELECT k.id, k.key, k.level, k.duration, k.status, k.banned_reason, k.used_by_user_id, "
-        f"k.generated_by_account_id, {_USER_COLUMNS}, {_hwids(db)}, {_GRANT_COLUMNS} "
-        f"FROM license_keys k LEFT JOIN users u ON u.id = k.used_by_user_id {_GRANT_JOINS} "
-        "WHERE k.app_id = ? AND k.key = ? ORDER BY us.id",
+        f"{_key_select(_hwids(db))} {_KEY_FROM} WHERE k.app_id = ? AND k.key = ? ORDER BY us.id",
         app_id,
         key,
     )
@@ -183,6 +184,22 @@ async def settle_hwid(db: Executor, user_id: int, hwid: str) -> None:
 
 async def record_login(db: Executor, user_id: int, ip: str, now: int) -> None:
     await db.execute("UPDATE users SET last_login_at = ?, last_ip = ? WHERE id = ?", now, ip, user_id)
+
+
+async def refresh_last_login(db: Database, user_id: int, now: int) -> None:
+    """Move the time of a user's last login from the address it last came from, and nothing
+    else. On PostgreSQL its commit does not wait for the write-ahead log to reach the disk
+    (`synchronous_commit` off for this transaction only): a crash of PostgreSQL itself within
+    the WAL writer's delay (600 ms at most by default) may forget this refreshed time, never
+    anything else, where waiting for the flush made every such re-check cost a disk sync. A
+    crash of the service loses nothing: the commit has returned before the answer goes out."""
+    sql = "UPDATE users SET last_login_at = ? WHERE id = ?"
+    if db.dialect != "postgresql":
+        await db.execute(sql, now, user_id)
+        return
+    async with db.transaction() as tx:
+        await tx.fetch_value("SELECT set_config('synchronous_commit', 'off', true)")
+        await tx.execute(sql, now, user_id)
 
 
 async def set_first_password(db: Executor, user_id: int, password_hash: str) -> int:
@@ -284,83 +301,119 @@ async def clear_lockout(db: Executor, user_id: int) -> int:
 # What a session records of a login, in `sessions.login_record`'s order after user, credential, HWID.
 _SESSION_DETAILS = "os, architecture, device, cpu_cores, ram, client_version, client_token"
 
-# PostgreSQL: the first use of a license key in one statement (data-modifying CTEs). The key is
-# marked used first, and only while it is still unused, unbanned and its level has a
-# subscription, and no endpoint of the application wants the first use's events (this statement
-# writes none: the caller takes the transaction that does); every other write takes its rows
-# from that one, so a key that another request redeemed first (whose row lock this statement
-# waited for) changes nothing. The user's id is drawn from its sequence up front so the key can
-# name it. A taken username violates the unique constraint and the whole statement is undone.
-# Constraints are checked at the statement's end, when the user the key refers to exists. The
-# overview's counters of new users and redeemed keys (`store.overview.bump` elsewhere) gain one
-# each when the user is made. `{wanted}`: `store.events.wanting` of the first use's events.
-_FIRST_USE = """
-WITH new_user AS (SELECT nextval(pg_get_serial_sequence('users', 'id')) AS id),
+# A transaction-local setting naming the user this transaction made: its versions' moves are not
+# announced, since no worker can hold what was not committed yet (migration 0062).
+MADE_USER = "licensegate.made_user"
+
+# PostgreSQL: a License Login's read of its key and, when the key is unused, its first use, in one
+# statement (data-modifying CTEs). The key is marked used first, and only while it is still
+# unused, unbanned and its level has a subscription, the client is not blacklisted (`blocked`: a
+# HWID listed, or the address or a range containing it listed and neither whitelisted:
+# `domain.blacklists.blocked`'s rule), and no endpoint of the application wants the first use's
+# events (this statement writes none: the caller takes the transaction that does); every other
+# write takes its rows from that one, so a key that is used already, or that another request
+# redeemed first (whose row lock this statement waited for), changes nothing. The user's id is
+# drawn from its sequence by the key's update (when it updates), so the key can name it; the user
+# belongs to the reseller whose key it is. A taken username violates the unique constraint and the
+# whole statement is undone. Constraints are checked at the statement's end, when the user the key
+# refers to exists. The overview's counters of new users and redeemed keys (`store.overview.bump`
+# elsewhere) gain one each when the user is made, each in a slot picked at random. The rows are
+# `key_with_user`'s as they were before the statement (the key, its user, HWIDs and grants), each
+# with what the first use did.
+# `{wanted}`: `store.events.wanting` of the first use's events.
+_KEY_OR_FIRST_USE = """
+WITH the_key AS (
+    -- By the unique index alone: with the status in the same condition, a generic plan may walk
+    -- every unused key of the application (seen with stale statistics: 0.6 ms at 12,500 keys).
+    SELECT id FROM license_keys WHERE app_id = $4::bigint AND key = $2::text
+),
+blocked AS (
+    SELECT 1 FROM blacklist WHERE app_id = $4::bigint AND kind = 'hwid' AND value = ANY($19::text[])
+    UNION ALL
+    SELECT 1 WHERE (
+        EXISTS (SELECT 1 FROM blacklist WHERE app_id = $4::bigint AND kind = 'ip' AND value = $20::text)
+        OR EXISTS (SELECT 1 FROM blacklist
+            WHERE app_id = $4::bigint AND kind = 'cidr' AND value = ANY($21::text[]))
+    ) AND NOT EXISTS (SELECT 1 FROM whitelist WHERE app_id = $4::bigint AND value = $20::text)
+        AND NOT EXISTS (SELECT 1 FROM whitelist WHERE app_id = $4::bigint AND value = ANY($21::text[]))
+),
 used AS (
     UPDATE license_keys k SET status = 'used', used_at = $1::bigint,
-        used_by_user_id = (SELECT id FROM new_user), used_by = $2::text
-    WHERE k.id = $3::bigint AND k.app_id = $4::bigint AND k.status = 'unused'
-        AND k.banned_reason IS NULL
+        used_by_user_id = nextval(pg_get_serial_sequence('users', 'id')), used_by = $2::text
+    WHERE k.id = (SELECT id FROM the_key) AND k.status = 'unused' AND k.banned_reason IS NULL
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.app_id = k.app_id AND s.level = k.level)
-        AND NOT {wanted}
-    RETURNING k.level, k.duration
+        AND NOT EXISTS (SELECT 1 FROM blocked) AND NOT {wanted}
+    RETURNING k.id, k.level, k.duration, k.generated_by_account_id, k.used_by_user_id AS user_id
 ),
 made AS (
     INSERT INTO users (id, app_id, username, username_fold, username_key, hwid_lock, created_by,
         owner_account_id, created_at, last_login_at, last_ip)
-    SELECT n.id, $4::bigint, $2::text, $20::text,
-        CASE WHEN a.case_insensitive_usernames = 1 THEN $20::text ELSE $2::text END,
-        1, $5::text, $6::bigint, $1::bigint, $1::bigint, $7::text
-    FROM new_user n, used, apps a WHERE a.id = $4::bigint
+    SELECT u.user_id, $4::bigint, $2::text, $3::text,
+        CASE WHEN a.case_insensitive_usernames = 1 THEN $3::text ELSE $2::text END,
+        1, $5::text, u.generated_by_account_id, $1::bigint, $1::bigint, $6::text
+    FROM used u, apps a WHERE a.id = $4::bigint
     RETURNING id
 ),
 counted AS (
-    INSERT INTO daily_counts (app_id, day, kind, outcome, count)
-    SELECT $4::bigint, ($1::bigint / 86400)::int, c.kind, '', 1
+    INSERT INTO daily_counts (app_id, day, kind, outcome, count, slot)
+    SELECT $4::bigint, ($1::bigint / 86400)::int, c.kind, '', 1, floor(random() * {slots})::int
     FROM made, (VALUES ('user'), ('key')) AS c (kind)
-    ON CONFLICT (app_id, day, kind, outcome) DO UPDATE SET count = daily_counts.count + 1
+    ON CONFLICT (app_id, day, kind, outcome, slot) DO UPDATE SET count = daily_counts.count + 1
 ),
 token AS (
     INSERT INTO tokens (app_id, token_hash, token_sealed, kind, assigned, user_id, created_at)
-    SELECT $4::bigint, $8::text, $9::text, 'user', $2::text, id, $1::bigint FROM made
+    SELECT $4::bigint, $7::text, $8::text, 'user', $2::text, id, $1::bigint FROM made
 ),
 device AS (
     INSERT INTO user_hwids (user_id, hwid, created_at)
-    SELECT id, $10::text, $1::bigint FROM made WHERE $10::text IS NOT NULL AND $11::int > 0
+    SELECT id, $9::text, $1::bigint FROM made WHERE $9::text IS NOT NULL AND $10::int > 0
 ),
 granted AS (
     INSERT INTO user_subscriptions (user_id, subscription_id, expires_at, key_id, created_at)
-    SELECT m.id, s.id, COALESCE(s.paused_at, $1::bigint) + u.duration, $3::bigint, $1::bigint
+    SELECT m.id, s.id, COALESCE(s.paused_at, $1::bigint) + u.duration, u.id, $1::bigint
     FROM made m, used u JOIN subscriptions s ON s.app_id = $4::bigint AND s.level = u.level
     ORDER BY s.id
     RETURNING id, subscription_id, expires_at, paused_at
 ),
 session AS (
-    UPDATE sessions SET validated = 1, user_id = m.id, credential = $2::text, hwid = $10::text,
-        ({details}) = ($12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text)
-    FROM made m WHERE sessions.id = $19::text
+    UPDATE sessions SET validated = 1, user_id = m.id, credential = $2::text, hwid = $9::text,
+        ({details}) = ($11::text, $12::text, $13::text, $14::text, $15::text, $16::text, $17::text)
+    FROM made m WHERE sessions.id = $18::text
 )
-SELECT (SELECT id FROM made) AS user_id,
+{key_rows},
+    (SELECT id FROM made) AS made_user_id,
+    -- Set before the triggers of this statement move the new user versions (migration 0062).
+    set_config('{made_user}', COALESCE((SELECT id FROM made)::text, ''), true) AS made_mark,
+    EXISTS (SELECT 1 FROM blocked) AS blacklisted,
     EXISTS (
-        SELECT 1 FROM license_keys k WHERE k.id = $3::bigint AND k.status = 'unused'
-            AND k.banned_reason IS NULL
+        SELECT 1 FROM license_keys k WHERE k.id = (SELECT id FROM the_key)
+            AND k.status = 'unused' AND k.banned_reason IS NULL
             AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.app_id = k.app_id AND s.level = k.level)
     ) AS no_subscription,
     {wanted} AS events_wanted,
     (SELECT json_agg(json_build_object('subscription', s.name, 'sub_paused_at', s.paused_at,
             'expires_at', g.expires_at, 'paused_at', g.paused_at) ORDER BY g.id)
-        FROM granted g JOIN subscriptions s ON s.id = g.subscription_id) AS grants
+        FROM granted g JOIN subscriptions s ON s.id = g.subscription_id) AS made_grants
+{key_from}
 """
 
 
-async def first_use_postgres(
+class KeyOrFirstUseRow(KeyUserRow):
+    """A row of `key_or_first_use`: `key_with_user`'s, and what the first use did."""
+
+    made_user_id: int | None  # the user the first use made (None: nothing was written)
+    blacklisted: bool  # the client is blacklisted: nothing was written
+    no_subscription: bool  # the key is unused but its level has no subscription
+    events_wanted: bool  # an endpoint wants the first use's events: nothing was written
+    made_grants: str | None  # JSON: the new grants, without their key
+
+
+async def key_or_first_use(
     db: Executor,
     *,
     app_id: int,
-    key_id: int,
     key: str,
     key_fold: str,
-    owner_account_id: int | None,
     created_by: str,
     token_hash: str,
     token_sealed: str,
@@ -371,21 +424,26 @@ async def first_use_postgres(
     ip: str,
     now: int,
     events: tuple[tuple[str, bool], ...],
-) -> FirstUse:
-    """Redeem an unused key into a new user named by it, grant the key's subscriptions, bind the
-    HWID, issue the user's token and log the session in: one statement on PostgreSQL. Returns
-    `user_id` (None: nothing was written, because the key was redeemed or banned meanwhile, or
-    `no_subscription` says its level has none, or `events_wanted` that an endpoint wants one of
-    `events`, (name, opt-in)) and `grants` (JSON: the new grants). Raises UniqueViolation when a
-    user with the key's name exists."""
-    row = await db.fetch_one(
-        _first_use_sql(events),
+    blacklist_hwids: Sequence[str],
+    blacklist_ip: str | None,
+    blacklist_ranges: Sequence[str],
+) -> list[KeyOrFirstUseRow]:
+    """`key_with_user`'s rows of the key (empty: no such key) and, if it was unused, its first use
+    in the same statement on PostgreSQL: redeem it into a new user named by it, grant the key's
+    subscriptions, bind the HWID, issue the user's token and log the session in. `made_user_id`
+    None: nothing was written, because the key was used, banned or redeemed meanwhile, or
+    `blacklisted` says the blacklist refuses the client (its `blacklist_hwids`, its canonical
+    address `blacklist_ip` or one of the `blacklist_ranges` containing it), or
+    `no_subscription` that the key's level has none, or `events_wanted` that an endpoint wants
+    one of `events`, (name, opt-in). Raises UniqueViolation when a user with the key's name
+    exists."""
+    rows = await db.fetch_all(
+        _key_or_first_use_sql(events),
         now,
         key,
-        key_id,
+        key_fold,
         app_id,
         created_by,
-        owner_account_id,
         ip,
         token_hash,
         token_sealed,
@@ -393,12 +451,20 @@ async def first_use_postgres(
         max_hwids,
         *details,
         session_id,
-        key_fold,
+        list(blacklist_hwids),
+        blacklist_ip,
+        list(blacklist_ranges),
     )
-    assert row is not None
-    return cast("FirstUse", row)
+    return cast("list[KeyOrFirstUseRow]", rows)
 
 
 @lru_cache(maxsize=8)
-def _first_use_sql(events: tuple[tuple[str, bool], ...]) -> str:
-    return _FIRST_USE.format(wanted=wanting("$4::bigint", events), details=_SESSION_DETAILS)
+def _key_or_first_use_sql(events: tuple[tuple[str, bool], ...]) -> str:
+    return _KEY_OR_FIRST_USE.format(
+        wanted=wanting("$4::bigint", events),
+        details=_SESSION_DETAILS,
+        key_rows=_key_select(f"COALESCE({_HWIDS['postgresql']}, '[]') AS hwids"),
+        key_from=f"{_KEY_FROM} WHERE k.app_id = $4::bigint AND k.key = $2::text ORDER BY us.id",
+        slots=overview.SLOTS,
+        made_user=MADE_USER,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,7 +14,8 @@ from typing import Any
 import asyncpg
 
 from licensegate.store import database
-from licensegate.store.database import Database, Executor, Row
+from licensegate.store.database import Database, Executor, Itself, Row
+from licensegate.store.loginversions import may_change_logins
 from licensegate.store.pgpool import Connections
 
 _PLACEHOLDER = re.compile(r"\?")
@@ -63,13 +64,28 @@ class Waits:
         return self.statement + 2
 
 
+LoginWrites = Callable[[], None]  # told after a committed statement that may have changed a login
+
+
 class _PgRunner:
     dialect = "postgresql"
     read_only: str | None = None
 
-    def __init__(self, conn: Any, waits: Waits) -> None:
+    def __init__(self, conn: Any, waits: Waits, login_writes: LoginWrites | None = None) -> None:
         self._conn = conn
         self._waits = waits
+        self._login_writes = login_writes
+        self._in_transaction = False
+        self._changed_logins = False  # in this transaction, by a statement `may_change_logins`
+
+    def _ran(self, sql: str) -> None:
+        """After a statement, answered or not (a lost answer may hide a commit): this machine's
+        workers are told of a login change before the answer that follows it goes out."""
+        if self._login_writes is not None and may_change_logins(sql):
+            if self._in_transaction:
+                self._changed_logins = True
+            else:
+                self._login_writes()
 
     async def fetch_one(self, sql: str, *args: Any) -> Row | None:
         try:
@@ -78,13 +94,19 @@ class _PgRunner:
             raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
+        finally:
+            self._ran(sql)
         return dict(rec) if rec is not None else None
 
     async def fetch_all(self, sql: str, *args: Any) -> list[Row]:
         try:
             return [dict(r) for r in await self._conn.fetch(to_postgres(sql), *args)]
+        except asyncpg.UniqueViolationError as exc:  # a write with RETURNING, or a CTE's
+            raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
+        finally:
+            self._ran(sql)
 
     async def fetch_value(self, sql: str, *args: Any) -> Any:
         try:
@@ -93,6 +115,8 @@ class _PgRunner:
             raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
+        finally:
+            self._ran(sql)
 
     async def execute(self, sql: str, *args: Any) -> int:
         try:
@@ -101,6 +125,8 @@ class _PgRunner:
             raise database.UniqueViolation(str(exc)) from exc
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
+        finally:
+            self._ran(sql)
 
     async def execute_long(self, sql: str, *args: Any) -> int:
         try:
@@ -109,6 +135,8 @@ class _PgRunner:
             )
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
+        finally:
+            self._ran(sql)
 
 
 class PostgresDatabase:
@@ -118,14 +146,25 @@ class PostgresDatabase:
     dialect = "postgresql"
     read_only: str | None = None
 
-    def __init__(self, connections: Connections, waits: Waits) -> None:
+    def __init__(
+        self, connections: Connections, waits: Waits, login_writes: LoginWrites | None = None
+    ) -> None:
         self._connections = connections
         self._waits = waits
+        self._login_writes = login_writes
 
     @classmethod
-    async def open(cls, dsn: str, *, pool_size: int = 10, waits: Waits | None = None) -> PostgresDatabase:
+    async def open(
+        cls,
+        dsn: str,
+        *,
+        pool_size: int = 10,
+        waits: Waits | None = None,
+        login_writes: LoginWrites | None = None,
+    ) -> PostgresDatabase:
         """No connection is made here: a worker starts (and answers 503 until PostgreSQL is back)
-        when the database is down or frozen; the first statement connects."""
+        when the database is down or frozen; the first statement connects. `login_writes`: called
+        after each committed statement that may have changed a login (`may_change_logins`)."""
         waits = waits or Waits()
 
         async def connect() -> Any:
@@ -138,7 +177,7 @@ class PostgresDatabase:
                 server_settings={"statement_timeout": f"{int(waits.statement * 1000)}ms"},
             )
 
-        return cls(Connections(connect, pool_size, waits.answer), waits)
+        return cls(Connections(connect, pool_size, waits.answer), waits, login_writes)
 
     async def _acquire(self) -> Any:
         try:
@@ -157,7 +196,7 @@ class PostgresDatabase:
     async def pinned(self) -> AsyncIterator[Database]:
         conn = await self._acquire()
         try:
-            yield PinnedPostgres(conn, self._waits)
+            yield PinnedPostgres(conn, self._waits, self._login_writes)
         except (database.DatabaseUnavailable, asyncio.CancelledError):
             # Its statement may still be waiting on a server that does not answer (or was cut off
             # mid-answer): a graceful release would wait for the cancellation to be acknowledged.
@@ -214,16 +253,26 @@ class PinnedPostgres(_PgRunner):
             await transaction.start()
         except _OUTAGE as exc:
             raise _unavailable(exc) from exc
+        outer, self._in_transaction = self._in_transaction, True
+        committing = False
         try:
-            yield self
-        except BaseException:
-            with contextlib.suppress(Exception):  # a broken connection has rolled back already
-                await transaction.rollback()
-            raise
-        try:
-            await transaction.commit()
-        except _OUTAGE as exc:
-            raise _unavailable(exc) from exc
+            try:
+                yield self
+            except BaseException:
+                with contextlib.suppress(Exception):  # a broken connection has rolled back already
+                    await transaction.rollback()
+                raise
+            committing = True
+            try:
+                await transaction.commit()
+            except _OUTAGE as exc:
+                raise _unavailable(exc) from exc
+        finally:
+            self._in_transaction = outer
+            if not outer and self._changed_logins:
+                self._changed_logins = False
+                if committing and self._login_writes is not None:
+                    self._login_writes()
 
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         async with self.transaction():
@@ -231,13 +280,14 @@ class PinnedPostgres(_PgRunner):
                 await self._conn.executemany(to_postgres(sql), rows, timeout=self._waits.long_answer)
             except _OUTAGE as exc:
                 raise _unavailable(exc) from exc
+            finally:
+                self._ran(sql)
 
     def pool_use(self) -> tuple[int, int, int]:
         return 1, 1, 1  # this block's one connection
 
-    @asynccontextmanager
-    async def pinned(self) -> AsyncIterator[Database]:
-        yield self
+    def pinned(self) -> Itself:
+        return Itself(self)
 
     @asynccontextmanager
     async def reading_apart(self) -> AsyncIterator[Executor]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from licensegate.store import loginversions
 from licensegate.store.apps import CLIENT_RATE_LIMIT
 
 metadata = sa.MetaData(
@@ -405,8 +406,8 @@ users = sa.Table(
     sa.Column("login_version", sa.BigInteger, nullable=False, server_default="0"),
     sa.UniqueConstraint("app_id", "username"),
     sa.Index(None, "app_id", "username_key", unique=True),
-    sa.Index(None, "app_id", "email_lower"),
-    sa.Index(None, "app_id", "email_sha1"),
+    # No index by address: one is only compared on the user a name found (store.passwordreset),
+    # and each index costs every new user a write (migration 0059 dropped two).
     sa.Index(None, "app_id", "owner_account_id"),
     # The dashboard's Users list: newest first, the banned alone (a partial index), search by
     # address, and by the start of a username on PostgreSQL, whose collation may not order names
@@ -1018,7 +1019,9 @@ SQLITE_SEARCH_INDEXES = ("client_logs_search", "tamper_logs_search")
 # What the overview's charts count per day (UTC days: Unix seconds // 86400): logins by outcome
 # (`kind` 'login', `outcome` the refusal's error code or 'success'), counted in memory by each
 # worker and added every few seconds; new users ('user') and redeemed keys ('key') added as they
-# are written.
+# are written. A counter is `store.overview.SLOTS` rows (`slot`), added up when read: each new user
+# adds to one picked at random, so concurrent first uses do not wait for each other's commit on
+# one row (migration 0061).
 daily_counts = sa.Table(
     "daily_counts",
     metadata,
@@ -1027,7 +1030,8 @@ daily_counts = sa.Table(
     _text("kind", nullable=False),
     _text("outcome", nullable=False),
     sa.Column("count", sa.BigInteger, nullable=False),
-    sa.PrimaryKeyConstraint("app_id", "day", "kind", "outcome"),
+    _int("slot", 0),
+    sa.PrimaryKeyConstraint("app_id", "day", "kind", "outcome", "slot"),
 )
 
 # The overview's status counts and expiries of a large application, as last computed (the
@@ -1181,83 +1185,11 @@ event_notices = sa.Table(
 # version is its own row's (bumping its user's there would lock the user's row at every login,
 # and two logins of one user, each holding the share lock `store.sessions.validate` takes, would
 # deadlock on PostgreSQL); a session ended is a session not found. Every column of those three
-# tables is named once here, so a new column is either read by logins (and its trigger made again
-# by a migration) or left out on purpose: tests/store/test_login_versions.py checks both.
-LOGIN_COLUMNS = {
-    "users": (
-        "app_id",
-        "username",
-        "password_hash",
-        "banned_reason",
-        "created_at",
-        "created_by",
-        "hwid_lock",
-        "otp_secret",
-        "otp_enabled",
-    ),
-    "sessions": (
-        "app_id",
-        "user_id",
-        "credential",
-        "validated",
-        "expires_at",
-        "hwid",
-        "os",
-        "architecture",
-        "device",
-        "cpu_cores",
-        "ram",
-        "client_version",
-        "client_token",
-        "enckey",
-        "beat_state",  # what a heartbeat compares with
-    ),
-    "license_keys": (
-        "key",
-        "level",
-        "duration",
-        "status",
-        "banned_reason",
-        "generated_by_account_id",
-        "used_by_user_id",
-    ),
-}
-# What a login does not read, or writes itself as bookkeeping (its last login and address, its
-# lock-out counters, a one-time code's step, a beat): changing them bumps nothing.
-NOT_LOGIN_COLUMNS = {
-    "users": (
-        "id",
-        "email",
-        "email_lower",
-        "email_sha1",
-        "last_login_at",
-        "last_ip",
-        "owner_account_id",
-        "hwid_reset_at",  # a reset deletes the HWIDs, which bumps
-        "hwid_cooldown",
-        "otp_last_step",
-        "otp_pending_secret",
-        "otp_pending_expires",
-        "failed_logins",
-        "locked_until",
-        "lockouts",
-        "username_fold",
-        "username_key",  # what `login` finds a name by; its rule is an `apps` column
-        "license_file_at",
-        "login_version",
-    ),
-    "sessions": (
-        "id",
-        "created_at",
-        "opened_ns",  # written once, at init; seats order by it
-        "ip",
-        "log_lines",
-        "tamper_reports",
-        "last_beat_at",
-        "login_version",
-    ),
-    "license_keys": ("id", "app_id", "note", "generated_by", "created_at", "used_at", "used_by"),
-}
+# tables is named once, in store/loginversions.py (the PostgreSQL adapter reads the lists at run
+# time, where this module and SQLAlchemy are not imported), so a new column is either read by
+# logins (and its trigger made again by a migration) or left out on purpose:
+# tests/store/test_login_versions.py checks both.
+LOGIN_COLUMNS, NOT_LOGIN_COLUMNS = loginversions.LOGIN_COLUMNS, loginversions.NOT_LOGIN_COLUMNS
 # Tables any row change of which bumps the application's version, and its user's version.
 LOGIN_APP_TABLES = ("subscriptions", "blacklist", "whitelist", "seat_rules")
 LOGIN_USER_TABLES = ("user_hwids", "user_subscriptions")

@@ -22,7 +22,8 @@ import operator
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import lru_cache
@@ -31,10 +32,10 @@ from typing import Any, TypeVar
 
 from licensegate import private
 from licensegate.store.database import (
-    Database,
     DatabaseError,
     DatabaseUnavailable,
     Executor,
+    Itself,
     Row,
     UniqueViolation,
 )
@@ -42,6 +43,10 @@ from licensegate.store.database import (
 log = logging.getLogger("licensegate.store")
 
 BUSY_TIMEOUT_MS = 5000
+# Seconds after a write found the database held by another program during which this worker's
+# writes try once without waiting: SQLite's busy wait blocks the event loop, and a worker whose
+# background tasks and requests each waited the whole timeout in turn froze for several of them.
+HURRY_AFTER_BUSY = 1.0
 T = TypeVar("T")
 
 
@@ -441,6 +446,8 @@ class SqliteDatabase(_Runner):
         self._checkpointer = _Checkpointer(path, wal_limit) if writes else None
         self._owner: asyncio.Task[Any] | None = None
         self._settling: asyncio.Task[None] | None = None
+        self._busy_at = -HURRY_AFTER_BUSY  # when a write last found the database held (monotonic)
+        self._itself = Itself(self)
 
     async def settle(self) -> None:
         """Apply the settings a locked file kept `open` from applying, once it is free: tried
@@ -492,9 +499,27 @@ class SqliteDatabase(_Runner):
                 return run(sql, args)
             await self._writing.acquire()
             try:
-                return run(sql, args)
+                with self._waiting_rule():
+                    return run(sql, args)
             finally:
                 self._writing.release()
+
+    @contextlib.contextmanager
+    def _waiting_rule(self) -> Iterator[None]:
+        """A write waits up to the busy timeout for another program's lock, unless a write found
+        the database held within the last HURRY_AFTER_BUSY seconds: then it tries once, so one
+        outage costs a worker one timeout, not one per write queued behind it."""
+        hurry = time.monotonic() - self._busy_at < HURRY_AFTER_BUSY
+        if hurry:
+            self._conn.execute("PRAGMA busy_timeout=0")
+        try:
+            yield
+        except DatabaseUnavailable:
+            self._busy_at = time.monotonic()
+            raise
+        finally:
+            if hurry:
+                self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def _reads_at_once(self, sql: str) -> bool:
         # A read while no task holds the connection runs at once: nothing awaits between this
@@ -537,22 +562,22 @@ class SqliteDatabase(_Runner):
             await self._writing.acquire()
             self._owner = asyncio.current_task()
             try:
-                self._control("BEGIN IMMEDIATE")
-                try:
-                    yield SqliteTransaction(self._conn)
-                    self._control("COMMIT")
-                except BaseException:
-                    if self._conn.in_transaction:  # SQLite may have rolled back already
-                        with contextlib.suppress(sqlite3.Error):
-                            self._conn.execute("ROLLBACK")
-                    raise
+                with self._waiting_rule():
+                    self._control("BEGIN IMMEDIATE")
+                    try:
+                        yield SqliteTransaction(self._conn)
+                        self._control("COMMIT")
+                    except BaseException:
+                        if self._conn.in_transaction:  # SQLite may have rolled back already
+                            with contextlib.suppress(sqlite3.Error):
+                                self._conn.execute("ROLLBACK")
+                        raise
             finally:
                 self._owner = None
                 self._writing.release()
 
-    @asynccontextmanager
-    async def pinned(self) -> AsyncIterator[Database]:
-        yield self  # one connection per process already
+    def pinned(self) -> Itself:
+        return self._itself  # one connection per process already
 
     @asynccontextmanager
     async def reading_apart(self) -> AsyncIterator[Executor]:

@@ -130,36 +130,40 @@ class Answering:
         headers: Mapping[str, str] | None = None,
     ) -> Response:
         """`raw` as it goes out, signed."""
-        try:
-            all_headers = await self._signed_headers(services, raw, media_type)
-        except SecretBoxError as exc:
-            # The application's keys do not open (sealed under another deployment key): the
-            # answer is still signed, by the deployment's key, never sent unsigned.
-            log.error("a client answer signed by the deployment's key instead: %s", exc)
-            self.signing_key = self.secret = self.hmac_suffix = None
-            all_headers = await self._signed_headers(services, raw, media_type)
+        all_headers: list[tuple[bytes, bytes]] | None = None
+        if self.signing_key is not None:  # the application's key: no database to ask
+            try:
+                all_headers = self._signed_by(
+                    services, services.signers.signer(self.signing_key), raw, media_type
+                )
+            except SecretBoxError as exc:
+                # The application's keys do not open (sealed under another deployment key): the
+                # answer is still signed, by the deployment's key, never sent unsigned.
+                log.error("a client answer signed by the deployment's key instead: %s", exc)
+                self.signing_key = self.secret = self.hmac_suffix = None
         if all_headers is None:
-            all_headers = _unsigned_headers(raw, media_type)
+            signer = await self._deployment_signer(services)
+            if signer is None:
+                all_headers = _unsigned_headers(raw, media_type)
+            else:
+                all_headers = self._signed_by(services, signer, raw, media_type)
         if headers:
             all_headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
         return SignedAnswer(raw, status, all_headers)
 
-    async def _signed_headers(
-        self, services: Services, raw: bytes, media_type: bytes
-    ) -> list[tuple[bytes, bytes]] | None:
-        """The headers of `raw` signed, or None when no key can sign it (`_unsigned_headers`)."""
-        signer: Signer | None
-        if self.signing_key is not None:
-            signer = services.signers.signer(self.signing_key)
-        elif self.database_failed:
-            signer = services.signers.deployment_known()
-        else:
-            try:
-                signer = await services.signers.deployment(services.db, services.clock.now())
-            except DatabaseError:
-                signer = None
-        if signer is None:
+    async def _deployment_signer(self, services: Services) -> Signer | None:
+        """The deployment's signer, or None when no key can sign (`_unsigned_headers`)."""
+        if self.database_failed:
+            return services.signers.deployment_known()
+        try:
+            return await services.signers.deployment(services.db, services.clock.now())
+        except DatabaseError:
             return None
+
+    def _signed_by(
+        self, services: Services, signer: Signer, raw: bytes, media_type: bytes
+    ) -> list[tuple[bytes, bytes]]:
+        """The headers of `raw` signed by `signer` (and, on API 1.2, its HMAC)."""
         all_headers = _signed_headers(signer, raw, media_type)
         if self.dialect.hmac:
             if self.secret is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope
 
 from licensegate.addresses import client_ip, counted_as
 from licensegate.api.client import legacy
@@ -29,16 +30,18 @@ from licensegate.api.envelope import (
 )
 from licensegate.api.request import (
     HTTP_MAX_URI_BYTES,
-    check_headers,
     read_form_body,
-    read_form_body_sized,
+    read_form_fields,
+    read_heads,
     read_query,
+    read_query_of,
     transport_status,
 )
 from licensegate.domain import apps, errorcodes, namedlimits, recheck, sessions
 from licensegate.domain.apps import ClientApp
 from licensegate.domain.errors import RateLimited, Refusal
 from licensegate.domain.messages import Messages
+from licensegate.domain.openedapps import StaleApp
 from licensegate.domain.sessions import ClientSession
 from licensegate.metrics import TYPE_KEY
 from licensegate.operations.client.registry import ClientCall, registry
@@ -50,23 +53,31 @@ MAX_ECHOED_OWNERID = 64
 
 
 async def handle(
-    request: Request,
+    scope: Scope,
     services: Services,
     op: Operation[ClientCall],
     raw: dict[str, str],
     db: Database,
     answering: Answering,
+    *,
+    limited: bool = False,
 ) -> Response:
-    """One call, once its operation is known, on the database handle it should use."""
+    """One call, once its operation is known, on the database handle it should use (`limited`:
+    its rate limits counted it already)."""
     settings = services.settings
     ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
     now = services.clock.now()
 
+    signers = services.signers
+
     async def found(app: ClientApp) -> None:
-        keys = await services.signers.sealed_keys(db, app.id, app.signing_key, app.secret)
+        if app.signing_key is not None:  # provisioned (every application since keys exist)
+            keys = app.signing_key, app.secret
+        else:
+            keys = await signers.sealed_keys(db, app.id, app.signing_key, app.secret)
         answering.knows_app(*keys)
-        services.signers.signer(keys[0])  # a key that does not open is a fault now, before any write
-        services.signers.note_app(app.ownerid, app.name, *keys)
+        signers.signer(keys[0])  # a key that does not open is a fault now, before any write
+        signers.note_app(app.ownerid, app.name, *keys)
 
     async def messages(app_id: int) -> Messages:
         return Messages(await services.messages.get(db, app_id))
@@ -80,6 +91,7 @@ async def handle(
         now=now,
         found=found,
         messages=messages,
+        opened=services.opened_apps,
     )
     if answering.legacy:
         raw = _decrypt_legacy(services, op, raw, session, answering)
@@ -91,9 +103,10 @@ async def handle(
     if app.paused and session is not None:  # pausing ends the sessions; this closes the race
         overrides = await services.messages.get(db, app.id)
         raise errorcodes.APP_PAUSED(Messages(overrides)("pausedApp"))
-    ip = client_ip(request.scope, settings.trusted_proxies)
+    ip = client_ip(scope, settings.trusted_proxies)
     counted_ip = counted_as(ip)
-    await _limit(services, db, app, session, counted_ip)
+    if not limited:
+        await _limit(services, db, app, session, counted_ip)
     call = ClientCall(
         services=services,
         args=op.parse_args(raw),
@@ -190,26 +203,41 @@ def _decrypt_legacy(
     return decrypted
 
 
+ScopeEndpoint = Callable[[Scope, Receive], Awaitable[Response]]
+
+
 def endpoint_for(dialect: ClientDialect) -> Callable[[Request], Awaitable[Response]]:
-    """The client endpoint of one dialect (its paths: `dialect.paths`)."""
+    """The client endpoint of one dialect (its paths: `dialect.paths`), as a Starlette endpoint."""
 
     async def endpoint(request: Request) -> Response:
-        return await serve(request, dialect)
+        return await serve(request.scope, request.receive, dialect)
 
     return endpoint
 
 
-async def serve(request: Request, dialect: ClientDialect) -> Response:
-    services: Services = request.app.state.services
+def scope_endpoint_for(dialect: ClientDialect) -> ScopeEndpoint:
+    """The same endpoint on the ASGI scope and `receive` themselves (`app.FastPaths` calls it; the
+    scope's `app` is set): no Starlette `Request` is made for a client call."""
+
+    def endpoint(scope: Scope, receive: Receive) -> Awaitable[Response]:
+        return serve(scope, receive, dialect)
+
+    return endpoint
+
+
+async def serve(scope: Scope, receive: Receive, dialect: ClientDialect) -> Response:
+    services: Services = scope["app"].state.services
     settings = services.settings
     op: Operation[ClientCall] | None = None
     ownerid = ""
     raw: dict[str, str] = {}
     answering = Answering(dialect)
     try:
-        check_headers(request, settings.max_header_bytes)
-        query = read_query(request, settings.max_query_bytes)
-        fields, size = await read_form_body_sized(request, registry.body_limit(settings.max_body_bytes))
+        heads = read_heads(scope, settings.max_header_bytes)
+        query = read_query_of(scope, settings.max_query_bytes)
+        fields, size = await read_form_fields(
+            scope, receive, heads, registry.body_limit(settings.max_body_bytes)
+        )
         raw = dialect.merge(query, fields)
         if dialect.legacy and legacy.decoded_type(raw, registry.knows) is not None:
             answering.legacy, answering.dialect = True, LEGACY_1_0
@@ -217,15 +245,25 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
         ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
         answering.clientnonce = read_clientnonce(raw)
         op = registry.lookup(raw)
-        request.scope[TYPE_KEY] = op.type  # for the access log and the metrics
+        scope[TYPE_KEY] = op.type  # for the access log and the metrics
         if size > op.body_limit(settings.max_body_bytes):
             raise errorcodes.REQUEST_TOO_LARGE(
                 what="request body", max_bytes=op.body_limit(settings.max_body_bytes)
             )
         if not op.pinned:
-            return await handle(request, services, op, raw, services.db, answering)
+            # Once more if the application this worker held for the call changed (`init`: the
+            # second run reads it afresh, `domain.openedapps`). The rate limits counted the first
+            # run, as the application was held; they do not count the call twice.
+            db = services.db
+            try:
+                return await handle(scope, services, op, raw, db, answering)
+            except StaleApp:
+                return await handle(scope, services, op, raw, db, answering, limited=True)
         async with services.db.pinned() as db:
-            return await handle(request, services, op, raw, db, answering)
+            try:
+                return await handle(scope, services, op, raw, db, answering)
+            except StaleApp:  # as above
+                return await handle(scope, services, op, raw, db, answering, limited=True)
     except (Refusal, DatabaseUnavailable) as caught:
         refusal = refusal_of(caught)
         if isinstance(caught, DatabaseUnavailable):
@@ -236,7 +274,7 @@ async def serve(request: Request, dialect: ClientDialect) -> Response:
                 _noted_app(services, raw, answering)
         elif answering.signing_key is None:
             if not raw and transport_status(refusal):  # refused before its parameters were read
-                raw = await _parameters_anyway(request, dialect, settings.max_body_bytes)
+                raw = await _parameters_anyway(Request(scope, receive), dialect, settings.max_body_bytes)
                 ownerid = raw.get("ownerid", "")[:MAX_ECHOED_OWNERID]
                 with contextlib.suppress(Refusal):
                     answering.clientnonce = read_clientnonce(raw)

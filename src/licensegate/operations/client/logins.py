@@ -52,14 +52,16 @@ async def _client(call: ClientCall, *, token_is_credential: bool = False) -> log
     details = call.args.texts(CLIENT_DETAIL_NAMES)
     if token_is_credential:
         details.pop("token", None)  # a secret, even used up: never recorded
+    # Cached per worker (events.login_cache): an application without such an endpoint asks nothing.
+    kept = call.services.event_wants.kept(call.app.id)
+    wants = kept[1] if kept is not None else await call.services.event_wants.get(call.db, call.app.id)
     return logins.Client(
         session_id=call.live_session.id,
         ip=call.ip,
         hwid=call.args.opt_text("hwid"),
         details=details,
         recorded=call.live_session.recorded,
-        # Cached per worker (events.login_cache): an application without such an endpoint asks nothing.
-        report_login="user.logged_in" in await call.services.event_wants.get(call.db, call.app.id),
+        report_login="user.logged_in" in wants,
     )
 
 
@@ -152,13 +154,22 @@ async def _answer(call: ClientCall, msg: Messages, login: logins.Login) -> dict[
     """A login's answer: the user, and (fields KeyAuth's libraries ignore) their entitlements and
     the credit balance the session spends. A login is a heartbeat (its `user.logged_in` event,
     if wanted, was written with the login: `logins.Client.report_login`)."""
+    # An application without entitlements, balances or heartbeats (what this worker's caches
+    # say without an await, on every re-check) skips their calls: they would answer [] and None.
+    services, app_id = call.services, call.app.id
+    entitled, credited = services.entitled.kept(app_id), services.credited.kept(app_id)
     answer = {
         "message": msg("loggedInMsg"),
         "info": login.info,
-        "entitlements": await entitlements.of_user(call, login.user_id),
-        "credits": await credits.of_session(call, login.user_id, login.info["username"]),
+        "entitlements": []
+        if entitled is not None and not entitled[1]
+        else await entitlements.of_user(call, login.user_id),
+        "credits": None
+        if credited is not None and not credited[1]
+        else await credits.of_session(call, login.user_id, login.info["username"]),
     }
-    await heartbeats.beat_if_wanted(call, answer)
+    if call.app.heartbeat_interval > 0:
+        await heartbeats.beat_if_wanted(call, answer)
     return answer
 
 
@@ -247,6 +258,7 @@ async def license_login(call: ClientCall) -> dict[str, Any]:
             now=call.now(),
             held=call.held,
             first_use_wants=call.services.first_use_wants,
+            used_keys=call.services.used_keys,
         )
     except Refusal as refusal:
         _count(call, refusal.error)

@@ -41,7 +41,11 @@ class ClientCall:
     async def messages(self) -> Messages:
         """The application's messages (custom ones cached for a moment per process)."""
         if self._messages is None:
-            self._messages = Messages(await self.services.messages.get(self.db, self.app.id))
+            kept = self.services.messages.kept(self.app.id)
+            overrides = (
+                kept[1] if kept is not None else await self.services.messages.get(self.db, self.app.id)
+            )
+            self._messages = Messages(overrides)
         return self._messages
 
     async def require_logged_in(self) -> None:

@@ -58,7 +58,7 @@ async def init(call: ClientCall) -> dict[str, Any]:
     is banned (`token_banned`, with the reason), or a `thash` other than the one bound at the token's
     first use (`token_hash_mismatch`) is refused with the application's messages.
     """
-    if call.app.token_validation:
+    if call.app.token_validation:  # never on an application the worker holds (domain.openedapps)
         await tokens.check_at_init(
             call.db,
             call.app.id,
@@ -73,9 +73,10 @@ async def init(call: ClientCall) -> dict[str, Any]:
         ip=call.ip,
         version=call.args.opt_text("ver"),
         program_hash=call.args.opt_text("hash"),
-        msg=await call.messages(),
+        messages=call.messages,
         now=call.now(),
         enckey=_sealed_enckey(call),
+        opened=call.services.opened_apps,
     )
     return {
         "message": "Initialized",
