@@ -13,6 +13,28 @@
     event.detail.headers["X-CSRF-Token"] = csrfToken();
   });
 
+  // What a form would send, its address included: two forms with the same are the same action.
+  function formSignature(form) {
+    return form.getAttribute("action") + "?" + new URLSearchParams(new FormData(form)).toString();
+  }
+
+  // A list swapped while the dialog was open (a filter's answer arriving late) has taken the
+  // asked form out of the page, and a form out of the page sends nothing: act through the same
+  // action's form in the list shown now.
+  function liveForm(form) {
+    if (form.isConnected) {
+      return form;
+    }
+    var wanted = formSignature(form);
+    var forms = document.querySelectorAll("form[data-confirm]");
+    for (var i = 0; i < forms.length; i++) {
+      if (formSignature(forms[i]) === wanted) {
+        return forms[i];
+      }
+    }
+    return null;
+  }
+
   // Confirmations: a form with data-confirm asks in the page's <dialog> before it is sent.
   // Without script the server asks on a page of its own; either way it sees confirmed=1.
   function confirmForm(form) {
@@ -27,6 +49,10 @@
     dialog.addEventListener("close", function onClose() {
       dialog.removeEventListener("close", onClose);
       if (dialog.returnValue === "confirm") {
+        form = liveForm(form);
+        if (!form) {
+          return;  // its row is gone from the list shown now: nothing left to confirm
+        }
         var flag = document.createElement("input");
         flag.type = "hidden";
         flag.name = "confirmed";
