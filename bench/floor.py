@@ -2,8 +2,9 @@
 re-check could possibly go, measured beside the service's own `/healthz` and re-check.
 
 A bare ASGI application (no Starlette, no database, no rate limits, no metrics, no validation)
-runs in Granian as `licensegate serve` runs it (same interface, loop, HTTP mode and worker
-count) and answers, each under `wrk` like `bench/run.py`'s targets:
+is served by what serves the service (`licensegate.server.run`: Granian with the same interface,
+loop, HTTP mode, worker count, connection limits and supervising server) and answers, each
+under `wrk` like `bench/run.py`'s targets:
 
 - `floor: fixed answer`: a `POST` with a re-check's query string, answered with a fixed JSON body:
   what the stack costs a client call that does nothing;
@@ -43,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench import run as bench  # noqa: E402
 from bench import targets as goals  # noqa: E402
+from licensegate import server  # noqa: E402
+from licensegate.config import Settings  # noqa: E402
 from licensegate.signing import Signer, new_seed  # noqa: E402
 
 Scope = MutableMapping[str, Any]
@@ -147,21 +150,8 @@ def free_port() -> int:
 
 
 def serve_floor(port: int, workers: int) -> None:
-    """Granian with `licensegate.server.run`'s settings, on the floor application."""
-    from granian.constants import HTTPModes, Interfaces, Loops
-    from granian.server import Server
-
-    Server(
-        "bench.floor:create_app",
-        address="127.0.0.1",
-        port=port,
-        interface=Interfaces.ASGI,
-        workers=workers,
-        loop=Loops.uvloop,
-        factory=True,
-        log_access=False,
-        http=HTTPModes.http1,
-    ).serve()
+    """The floor application, served by what serves the service (`licensegate.server.run`)."""
+    server.run(Settings(host="127.0.0.1", port=port, workers=workers), "bench.floor:create_app")
 
 
 def start_floor(workers: int) -> tuple[subprocess.Popen[bytes], str]:

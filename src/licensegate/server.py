@@ -120,7 +120,12 @@ def supervising_server(restarts: Restarts) -> Any:
     return Supervising
 
 
-def run(settings: Settings) -> None:
+SERVICE_APP = "licensegate.app:create_app"
+
+
+def run(settings: Settings, application: str = SERVICE_APP) -> None:
+    """Serve `application` (the import path of an ASGI application's factory: the service's own
+    unless a benchmark puts a bare one in its place) with the settings' address, workers and limits."""
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
 
@@ -135,7 +140,7 @@ def run(settings: Settings) -> None:
         )
     server_class = supervising_server(Restarts(metrics.run_folder()))
     server_class(
-        "licensegate.app:create_app",
+        application,
         address=settings.host,
         port=settings.port,
         interface=Interfaces.ASGI,
