@@ -377,14 +377,71 @@ def watermark(url: str) -> Watermark:
     return Watermark(moment, dict(zip(RUN_TABLES, tops, strict=True)))
 
 
+# pg_stat_activity's rows of the database's other connections that are running a statement or
+# hold a transaction open: a server is idle when it has none (its LISTEN connections are idle).
+_PG_BUSY = (
+    "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+    "AND pid <> pg_backend_pid() AND state IS NOT NULL AND state <> 'idle'"
+)
+
+
+async def _busy_postgres(url: str, still: float, most: float) -> bool:
+    import asyncpg
+
+    pg = await asyncpg.connect(url)
+    try:
+        quiet_since = time.monotonic()
+        deadline = quiet_since + most
+        while time.monotonic() < deadline:
+            if await pg.fetchval(_PG_BUSY):
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= still:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+    finally:
+        await pg.close()
+
+
+def _busy_sqlite(path: str, still: float, most: float) -> bool:
+    conn = sqlite3.connect(path, timeout=60)
+    try:
+        # Moves whenever another connection commits.
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        quiet_since = time.monotonic()
+        deadline = quiet_since + most
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = conn.execute("PRAGMA data_version").fetchone()[0]
+            if now != version:
+                version, quiet_since = now, time.monotonic()
+            elif time.monotonic() - quiet_since >= still:
+                return False
+        return True
+    finally:
+        conn.close()
+
+
+def quiet(url: str, still: float = 0.5, most: float = 15.0) -> bool:
+    """Wait until nothing has written to the database (SQLite) or run a statement in it
+    (PostgreSQL) for `still` seconds, at most `most` seconds: the requests wrk sent last are
+    still served after it stops. Returns whether the database went quiet."""
+    if url.startswith("sqlite"):
+        return not _busy_sqlite(url.removeprefix("sqlite:///"), still, most)
+    return not asyncio.run(_busy_postgres(url, still, most))
+
+
 def rewind(url: str, mark: Watermark) -> int:
     """Delete what was written after `mark` (the sessions a run opened, the keys, users, grants,
-    HWIDs and tokens it made), so the next run meets the database as it was; the rows deleted."""
+    HWIDs and tokens it made), so the next run meets the database as it was; the rows deleted.
+    It waits for the requests still being served first (`quiet`): one served after the rewind
+    would meet a key it deleted, a refused sign-in counted against the bench's address."""
+    quiet(url)
     # By application, so that the (app_id, created_at, id) index finds them among a million.
     sessions = "DELETE FROM sessions WHERE app_id IN (SELECT id FROM apps) AND created_at >= ?"
     statements = [(sessions, (mark.moment,))]
     statements += [(f"DELETE FROM {table} WHERE id > ?", (mark.last_ids[table],)) for table in RUN_TABLES]
-    # Requests wrk sent last may still be running (a first use holds its key's row): one that
+    # A request still running when `quiet` gave up (a first use holds its key's row) that
     # deadlocks with the deletes on PostgreSQL is undone, and the deletes are tried again; rows
     # such a request writes after them are deleted by the next rewind.
     for _attempt in range(9):
