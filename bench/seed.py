@@ -28,6 +28,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -385,41 +386,48 @@ _PG_BUSY = (
 )
 
 
-async def _busy_postgres(url: str, still: float, most: float) -> bool:
+async def _settle(busy: Callable[[], Awaitable[bool]], still: float, most: float) -> bool:
+    """Ask `busy` every 50 ms until it has said no for `still` seconds (True) or `most` seconds
+    have passed (False)."""
+    quiet_since = time.monotonic()
+    deadline = quiet_since + most
+    while time.monotonic() < deadline:
+        if await busy():
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= still:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def _quiet_sqlite(path: str, still: float, most: float) -> bool:
+    conn = sqlite3.connect(path, timeout=60)
+    try:
+        # Moves whenever another connection commits.
+        seen = [conn.execute("PRAGMA data_version").fetchone()[0]]
+
+        async def committed() -> bool:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            moved, seen[0] = version != seen[0], version
+            return bool(moved)
+
+        return await _settle(committed, still, most)
+    finally:
+        conn.close()
+
+
+async def _quiet_postgres(url: str, still: float, most: float) -> bool:
     import asyncpg
 
     pg = await asyncpg.connect(url)
     try:
-        quiet_since = time.monotonic()
-        deadline = quiet_since + most
-        while time.monotonic() < deadline:
-            if await pg.fetchval(_PG_BUSY):
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since >= still:
-                return False
-            await asyncio.sleep(0.05)
-        return True
+
+        async def running() -> bool:
+            return bool(await pg.fetchval(_PG_BUSY))
+
+        return await _settle(running, still, most)
     finally:
         await pg.close()
-
-
-def _busy_sqlite(path: str, still: float, most: float) -> bool:
-    conn = sqlite3.connect(path, timeout=60)
-    try:
-        # Moves whenever another connection commits.
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        quiet_since = time.monotonic()
-        deadline = quiet_since + most
-        while time.monotonic() < deadline:
-            time.sleep(0.05)
-            now = conn.execute("PRAGMA data_version").fetchone()[0]
-            if now != version:
-                version, quiet_since = now, time.monotonic()
-            elif time.monotonic() - quiet_since >= still:
-                return False
-        return True
-    finally:
-        conn.close()
 
 
 def quiet(url: str, still: float = 0.5, most: float = 15.0) -> bool:
@@ -427,8 +435,8 @@ def quiet(url: str, still: float = 0.5, most: float = 15.0) -> bool:
     (PostgreSQL) for `still` seconds, at most `most` seconds: the requests wrk sent last are
     still served after it stops. Returns whether the database went quiet."""
     if url.startswith("sqlite"):
-        return not _busy_sqlite(url.removeprefix("sqlite:///"), still, most)
-    return not asyncio.run(_busy_postgres(url, still, most))
+        return asyncio.run(_quiet_sqlite(url.removeprefix("sqlite:///"), still, most))
+    return asyncio.run(_quiet_postgres(url, still, most))
 
 
 def rewind(url: str, mark: Watermark) -> int:
