@@ -42,16 +42,15 @@ async def test_writes_at_once_each_land_and_a_duplicate_fails_alone(db: Database
     answers = await asyncio.gather(*(db.execute(INSERT, name) for name in names), return_exceptions=True)
     assert sum(1 for a in answers if a == 1) == 40
     failed = [a for a in answers if isinstance(a, BaseException)]
-    assert len(failed) == 2 and all(isinstance(a, UniqueViolation) for a in failed)
+    assert len(failed) == 2
+    assert all(isinstance(a, UniqueViolation) for a in failed)
     assert await usernames(db) == {f"user{n}" for n in range(40)}
     counts = await asyncio.gather(
         db.execute("UPDATE accounts SET disabled = 1 WHERE username LIKE 'user1%'"),
         db.execute("UPDATE accounts SET disabled = 1 WHERE username = 'nobody'"),
-        db.fetch_value(
-            "INSERT INTO accounts (username, role, created_at) VALUES ('returned', 'seller', 1) RETURNING username"
-        ),
+        db.fetch_value(f"{INSERT} RETURNING username", "returned"),
     )
-    assert counts == [11, 0, "returned"]
+    assert list(counts) == [11, 0, "returned"]
 
 
 async def locked(db: SqliteDatabase, holder: asyncio.Task[None]) -> None:
@@ -63,7 +62,7 @@ async def locked(db: SqliteDatabase, holder: asyncio.Task[None]) -> None:
 
 async def queued(db: SqliteDatabase, count: int) -> None:
     """Until `count` writes wait for their group (each task queues its write at its first step)."""
-    while len(db._queued) < count:
+    while len(db._queued) < count:  # noqa: ASYNC110 (no event to wait for: the queue is the state)
         await asyncio.sleep(0)
 
 
@@ -83,7 +82,7 @@ async def test_writes_queued_behind_a_transaction_commit_together_after_it(sqlit
     release.set()
     await holder
     answers = await asyncio.gather(*writers, return_exceptions=True)
-    assert answers[:2] == [1, 1] and answers[4] == 1
+    assert [answers[0], answers[1], answers[4]] == [1, 1, 1]
     assert isinstance(answers[2], UniqueViolation)  # "first" committed before it: fails alone
     assert isinstance(answers[3], asyncio.CancelledError)
     assert await usernames(sqlite_db) == {"first", "a", "b", "d"}
