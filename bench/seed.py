@@ -404,11 +404,12 @@ async def _quiet_sqlite(path: str, still: float, most: float) -> bool:
     conn = sqlite3.connect(path, timeout=60)
     try:
         # Moves whenever another connection commits.
-        seen = [conn.execute("PRAGMA data_version").fetchone()[0]]
+        seen = conn.execute("PRAGMA data_version").fetchone()[0]
 
         async def committed() -> bool:
+            nonlocal seen
             version = conn.execute("PRAGMA data_version").fetchone()[0]
-            moved, seen[0] = version != seen[0], version
+            moved, seen = version != seen, version
             return bool(moved)
 
         return await _settle(committed, still, most)

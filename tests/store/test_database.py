@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +20,6 @@ from licensegate.store.database import (
 from licensegate.store.postgres import to_postgres
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def db(db_url: str) -> AsyncIterator[Database]:
-    database = await open_database(db_url, pool_size=4)
-    yield database
-    await database.close()
 
 
 async def add_account(db: Executor, name: str) -> int:

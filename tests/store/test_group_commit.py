@@ -19,13 +19,6 @@ INSERT = "INSERT INTO accounts (username, role, created_at) VALUES (?, 'seller',
 
 
 @pytest.fixture
-async def db(db_url: str) -> AsyncIterator[Database]:
-    database = await open_database(db_url, pool_size=4)
-    yield database
-    await database.close()
-
-
-@pytest.fixture
 async def sqlite_db(sqlite_template: Path, tmp_path: Path) -> AsyncIterator[SqliteDatabase]:
     database = await open_database(databases.sqlite_copy(sqlite_template, tmp_path / "group.db"))
     assert isinstance(database, SqliteDatabase)

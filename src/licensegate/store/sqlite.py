@@ -90,17 +90,13 @@ class _WriteLock:
         return True
 
     async def acquire(self) -> None:
-        if self._fd < 0:
+        if self.try_acquire():
             return
         waiting = self._abandoned
         if waiting is not None:
             self._abandoned = None  # ours once granted
         else:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                pass  # another process is writing: wait for it off the event loop
+            # Another process is writing: wait for it off the event loop.
             if self._waiter is None:
                 self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writelock")
             waiting = asyncio.get_running_loop().run_in_executor(self._waiter, _lock_blocking, self._fd)
@@ -559,10 +555,11 @@ class SqliteDatabase(_Runner):
                     return run(sql, args)
             finally:
                 self._writing.release()
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
         self._queued.append(_Queued(run, sql, args, done))
         if self._committer is None or self._committer.done():
-            self._committer = asyncio.get_running_loop().create_task(self._commit_queued())
+            self._committer = loop.create_task(self._commit_queued())
         result: T = await done
         return result
 
