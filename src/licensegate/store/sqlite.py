@@ -137,7 +137,11 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 _COLUMN_NAME = operator.itemgetter(0)
 
 
-CHECKPOINT_INTERVAL = 1.0  # seconds
+CHECKPOINT_INTERVAL = 0.25  # seconds
+# Past this many frames in the log (4 MiB of 4 KiB pages) the checkpointer has it start over.
+RESTART_FRAMES = 1024
+CATCH_UP_FRAMES = 64  # few enough to copy while writers wait
+CATCH_UP_PASSES = 4  # copies without the lock before taking it anyway
 SETTLE_INTERVAL = 1.0  # seconds between tries to finish the settings of a database opened locked
 CACHE_KIB = 64 * 1024  # page cache per connection
 MMAP_BYTES = 256 * 1024 * 1024
@@ -147,19 +151,27 @@ TRUNCATE_BUSY_MS = 1000  # how long a truncating checkpoint waits for readers be
 
 class _Checkpointer:
     """Copies the write-ahead log into the database file from a background thread, and keeps the
-    log file from staying large.
+    log short.
 
     SQLite otherwise checkpoints inside whichever commit makes the log long enough: on the event
     loop, with an fsync, a few milliseconds stolen from one unlucky request. The worker
     connections therefore never checkpoint themselves (wal_autocheckpoint=0); this thread does it
-    every second on its own connection. A PASSIVE checkpoint never waits for readers or writers.
+    on its own connection. A PASSIVE checkpoint never waits for readers or writers.
+
+    A log only starts over from its beginning when a writer finds every frame of it copied; under
+    a steady stream of writes a checkpoint never catches up with the writers by itself (they
+    append while it copies), so the log grew by tens of megabytes a second, and emptying it then
+    held every writer for over a second. So once the log holds `RESTART_FRAMES`, this thread
+    copies again at once until the frames appended meanwhile are few, then copies the rest while
+    it holds the writers' file lock (a millisecond or two: those frames and two fsyncs). The next
+    writer then finds the log fully copied and starts it over. Writers wait for that lock as for
+    any writer, off their event loops.
 
     The log file never shrinks by itself: after one large transaction it stays that large (until
     a clean stop). A connection that restarts the log cuts the file to `journal_size_limit`, but
     that needs a writer to come along; so when the file is over the limit, this thread runs a
     TRUNCATE checkpoint, which empties it. That checkpoint blocks writers while it runs, so it
-    first takes the writers' file lock (here, on its own thread): workers then wait for it as for
-    any writer, off their event loops, instead of in SQLite's sleeping busy handler.
+    first takes the writers' file lock too.
     """
 
     def __init__(self, path: str, wal_limit: int) -> None:
@@ -178,7 +190,9 @@ class _Checkpointer:
         try:
             while not self._stop.wait(CHECKPOINT_INTERVAL):
                 with contextlib.suppress(sqlite3.Error, OSError):  # busy now: the next round will do it
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    frames = self._catch_up(conn)
+                    if frames >= RESTART_FRAMES:
+                        self._copy_rest(conn, lock_fd)
                     if os.path.getsize(f"{self._path}-wal") > self._wal_limit:
                         self._truncate(conn, lock_fd)
             with contextlib.suppress(sqlite3.Error):
@@ -188,10 +202,30 @@ class _Checkpointer:
             os.close(lock_fd)
 
     @staticmethod
+    def _catch_up(conn: sqlite3.Connection) -> int:
+        """Copy the log without holding writers, again while writers appended more than a few
+        frames during the last copy: the frames in the log at the last copy's start."""
+        frames = 0
+        for _ in range(CATCH_UP_PASSES):
+            _busy, log, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            appended, frames = log - frames, log
+            if appended < CATCH_UP_FRAMES or log < RESTART_FRAMES:
+                break
+        return frames
+
+    @staticmethod
+    def _copy_rest(conn: sqlite3.Connection, lock_fd: int) -> None:
+        _Checkpointer._holding_writers(conn, lock_fd, "PASSIVE")
+
+    @staticmethod
     def _truncate(conn: sqlite3.Connection, lock_fd: int) -> None:
+        _Checkpointer._holding_writers(conn, lock_fd, "TRUNCATE")
+
+    @staticmethod
+    def _holding_writers(conn: sqlite3.Connection, lock_fd: int, mode: str) -> None:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute(f"PRAGMA wal_checkpoint({mode})")
         finally:
             fcntl.flock(lock_fd, fcntl.LOCK_UN)
 

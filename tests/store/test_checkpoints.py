@@ -1,0 +1,145 @@
+"""SQLite's write-ahead log starts over under a steady stream of writes: the checkpointer copies
+the frames writers appended meanwhile while it holds the writers' file lock, so the next writer
+finds the log fully copied (store/sqlite.py, `_Checkpointer`). Without that, a log written to
+without a pause grew until a truncating checkpoint held every writer for over a second."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from licensegate.store import sqlite as store_sqlite
+from licensegate.store.sqlite import RESTART_FRAMES, SqliteDatabase, _Checkpointer
+
+ROW = "x" * 3000  # most of a page: about a frame a row
+
+
+def _salts(path: Path) -> bytes:
+    """The log header's salts: SQLite draws new ones each time the log starts over."""
+    with open(f"{path}-wal", "rb") as wal:
+        return wal.read(24)[16:24]
+
+
+def _writer(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")  # as the workers' connections
+    return conn
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Path:
+    path = tmp_path / "log.db"
+    conn = _writer(path)
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    conn.close()
+    return path
+
+
+def _write(conn: sqlite3.Connection, rows: int) -> None:
+    for _ in range(rows):
+        conn.execute("INSERT INTO t (v) VALUES (?)", (ROW,))
+
+
+class _Writer(threading.Thread):
+    """Writes a row at a time without a pause, each under the writers' file lock (as a worker's
+    writers do), noting the log header's salts after each write."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(daemon=True)
+        self._path = path
+        self._conn = _writer(path)
+        self._lock_fd = os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
+        self.salts: list[bytes] = []
+        self.wrote = threading.Condition()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                _write(self._conn, 1)
+                with self.wrote:
+                    self.salts.append(_salts(self._path))
+                    self.wrote.notify_all()
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.join()
+        self._conn.close()
+        os.close(self._lock_fd)
+
+
+class _Noting:
+    """The checkpointer's connection, noting the writer's last write when it copies the rest
+    (the writer is held then: nothing moves until it is done)."""
+
+    def __init__(self, conn: sqlite3.Connection, writer: _Writer, path: Path) -> None:
+        self._conn, self._writer, self._path = conn, writer, path
+        self.writes_before_copy: int | None = None
+        self.salts_at_copy = b""
+
+    def execute(self, sql: str) -> Any:
+        self.writes_before_copy = len(self._writer.salts)
+        self.salts_at_copy = _salts(self._path)
+        return self._conn.execute(sql)
+
+
+def test_the_next_writer_starts_the_log_over_after_the_rest_is_copied(database: Path) -> None:
+    """With a writer appending throughout, the copies alone leave the frames appended during each
+    behind; once the rest is copied while the writer waits, its next write starts the log over."""
+    seed = _writer(database)
+    _write(seed, RESTART_FRAMES + 10)
+    seed.close()
+    conn = sqlite3.connect(database, isolation_level=None)
+    lock_fd = os.open(f"{database}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
+    writer = _Writer(database)
+    writer.start()
+    try:
+        _Checkpointer._catch_up(conn)
+        noting = _Noting(conn, writer, database)
+        _Checkpointer._copy_rest(noting, lock_fd)  # type: ignore[arg-type]
+        copied_after = noting.writes_before_copy
+        assert copied_after is not None
+        with writer.wrote:
+            # Bounded by the writer's progress, not by time: it writes again once the lock is free.
+            assert writer.wrote.wait_for(lambda: len(writer.salts) > copied_after, timeout=60)
+        assert writer.salts[copied_after] != noting.salts_at_copy
+    finally:
+        writer.close()
+        os.close(lock_fd)
+        conn.close()
+
+
+@pytest.mark.anyio
+async def test_the_checkpointer_thread_restarts_the_log_of_a_working_database(
+    database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread itself, behind a worker's writes that do not pause: the log starts over after
+    it has held `RESTART_FRAMES` (and the writes go on meanwhile, all of them kept)."""
+    monkeypatch.setattr(store_sqlite, "CHECKPOINT_INTERVAL", 0.01)
+    db = SqliteDatabase.open(str(database))
+    restarted = threading.Event()
+    try:
+        await db.execute("INSERT INTO t (v) VALUES (?)", ROW)
+        first = _salts(database)
+        written = 1
+        # Bounded by rows, not by time: a loaded machine runs the checkpointer later, not never.
+        while written < 30 * RESTART_FRAMES:
+            await db.execute("INSERT INTO t (v) VALUES (?)", ROW)
+            written += 1
+            if written > RESTART_FRAMES and _salts(database) != first:
+                restarted.set()
+                break
+        assert restarted.is_set()
+        assert await db.fetch_value("SELECT count(*) FROM t") == written
+    finally:
+        await db.close()
