@@ -70,6 +70,7 @@ class Result:
     p50: list[float] = field(default_factory=list)
     p99: list[float] = field(default_factory=list)
     errors: int = 0
+    stolen: list[float] = field(default_factory=list)  # share of the CPU the host took, each round
 
 
 def seller_query(sellerkey: str, type_: str, **params: str) -> str:
@@ -263,6 +264,7 @@ def run_wrk(
         "--",
         str(paths_file),
     ]
+    before = cpu_times()
     done = subprocess.run(
         command,
         capture_output=True,
@@ -275,9 +277,24 @@ def run_wrk(
             "BENCH_THREADS": str(threads),
         },
     )
+    after = cpu_times()
     line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH_JSON "))
     stats: dict[str, Any] = json.loads(line.removeprefix("BENCH_JSON "))
+    if before is not None and after is not None and after[1] > before[1]:
+        stats["stolen"] = (after[0] - before[0]) / (after[1] - before[1])
     return stats
+
+
+def cpu_times() -> tuple[int, int] | None:
+    """The machine's CPU time stolen by its host (a virtual machine's neighbours) and its CPU time
+    in all, in ticks since boot; None where /proc/stat is not there. A run with much stolen is
+    slower for reasons outside the service, and its tail longer."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    steal = fields[7] if len(fields) > 7 else 0
+    return steal, sum(fields[:8])
 
 
 def explain_errors(target: Target, url: str, stats: dict[str, Any]) -> None:
@@ -412,6 +429,8 @@ def bench_database(run: Run, args: argparse.Namespace, results: Results) -> None
                     result.p50.append(stats["p50_us"] / 1000)
                     result.p99.append(stats["p99_us"] / 1000)
                     result.errors += sum(v for k, v in stats.items() if k.startswith("errors_"))
+                    if "stolen" in stats:
+                        result.stolen.append(stats["stolen"])
                     print(
                         f"{flavour:8} {run.users:>9,} {target.name:30} {result.rps[-1]:9.0f} req/s "
                         f"p50 {result.p50[-1]:6.2f} ms p99 {result.p99[-1]:6.2f} ms",
@@ -445,10 +464,16 @@ def _median(result: Result) -> goals.Measured:
     return goals.Measured(statistics.median(result.rps), statistics.median(result.p99))
 
 
+def _stolen(result: Result) -> str:
+    """The most the host took of the CPU in any round (a median would hide the round it hurt)."""
+    return f"{100 * max(result.stolen):.0f}%" if result.stolen else "-"
+
+
 def results_table(runs: list[Run], results: Results) -> list[str]:
     lines = [
-        "| database | users | operation | requests/s | % of /healthz | p50 ms | p99 ms | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "| database | users | operation | requests/s | % of /healthz | p50 ms | p99 ms | errors "
+        "| CPU stolen |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         ceiling = results.get((run.flavour, run.users, goals.HEALTHZ))
@@ -461,7 +486,7 @@ def results_table(runs: list[Run], results: Results) -> list[str]:
             lines.append(
                 f"| {db} | {users:,} | {result.target} | {rps:,.0f} | {share} | "
                 f"{statistics.median(result.p50):.2f} | {statistics.median(result.p99):.2f} | "
-                f"{result.errors} |"
+                f"{result.errors} | {_stolen(result)} |"
             )
     return lines
 
@@ -557,6 +582,10 @@ def write_report(path: Path, args: argparse.Namespace, runs: list[Run], results:
         "database grown by the runs before it.",
         "",
         "## Results",
+        "",
+        "CPU stolen: the most the host took of this machine's CPU (`steal` in /proc/stat) during any",
+        "round of that operation; where it is high, that round was slowed and its tail lengthened by",
+        "the virtual machine's neighbours, not by the service.",
         "",
         *results_table(runs, results),
     ]
