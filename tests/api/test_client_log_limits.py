@@ -12,6 +12,7 @@ from licensegate import app as app_module
 from licensegate.clock import MovableClock
 from licensegate.domain import logs
 from licensegate.services import Services
+from licensegate.store import turns
 from tests.helpers import Client, Seller, client_of, create_seller
 
 pytestmark = pytest.mark.anyio
@@ -93,21 +94,49 @@ async def test_the_sweep_deletes_rows_past_each_applications_retention(
     assert (await other_seller.ok("fetchalllogs"))["logs"] == []
 
 
-async def test_the_worker_sweeps_in_the_background(
-    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def an_old_line(seller: Seller, clock: MovableClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One log line past its one day of retention, and the sweeper going round every 0.01 s."""
     await seller.ok("updatesettings", logretention=1)
     client = client_of(seller)
     await client.init()
     await client.ok("log", message="old")
     clock.advance(2 * DAY)
     monkeypatch.setattr(app_module, "PURGE_INTERVAL", 0.01)
+
+
+async def lines_left_once_swept(services: Services) -> int:
+    """The log lines stored once the sweeper deleted them all, or after five seconds of trying."""
+    for _ in range(500):
+        if await stored(services, "client_logs") == 0:
+            break
+        await asyncio.sleep(0.01)
+    return await stored(services, "client_logs")
+
+
+async def test_the_worker_sweeps_in_the_background(
+    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await an_old_line(seller, clock, monkeypatch)
     sweeper = asyncio.create_task(app_module.purge_expired_sessions(services))
     try:
-        for _ in range(500):
-            if await stored(services, "client_logs") == 0:
-                break
-            await asyncio.sleep(0.01)
+        assert await lines_left_once_swept(services) == 0
     finally:
         sweeper.cancel()
-    assert await stored(services, "client_logs") == 0
+
+
+async def test_a_worker_skips_the_sweep_whose_turn_another_took(
+    seller: Seller, services: Services, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another worker (or node) swept this second: this one's sweeper leaves the old line until
+    the turn is due again (a second on, as the interval is under one), then sweeps it. The clock
+    stands still meanwhile, so no amount of going round makes the turn due."""
+    await an_old_line(seller, clock, monkeypatch)
+    assert await turns.take(services.db, app_module.SWEEP_TURN, clock.now(), app_module.PURGE_INTERVAL)
+    sweeper = asyncio.create_task(app_module.purge_expired_sessions(services))
+    try:
+        await asyncio.sleep(0.5)  # the sweeper goes round, refused the turn each time
+        assert await stored(services, "client_logs") == 1
+        clock.advance(1)
+        assert await lines_left_once_swept(services) == 0
+    finally:
+        sweeper.cancel()

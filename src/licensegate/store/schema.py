@@ -1048,6 +1048,16 @@ overview_snapshots = sa.Table(
     sa.PrimaryKeyConstraint("app_id"),
 )
 
+# Whose turn a periodic job that looks at a whole table is (store/turns.py): one worker of one
+# node takes it per interval, instead of every worker of every node doing the same work.
+periodic_turns = sa.Table(
+    "periodic_turns",
+    metadata,
+    _text("name", nullable=False),  # the job's name
+    sa.Column("taken_at", sa.BigInteger, nullable=False),  # when its last run began or ended
+    sa.PrimaryKeyConstraint("name"),
+)
+
 # The audit log outlives what it describes, so it holds ids without foreign keys.
 audit_log = sa.Table(
     "audit_log",
