@@ -1,6 +1,7 @@
 """The event delivery worker: a task of every worker process that makes the deliveries due, off
-the request path, and now and then reports expiring and expired subscriptions and prunes the
-delivery log. Every process of every node runs one; the database queue shares the work out."""
+the request path, and now and then reports expiring and expired subscriptions (one worker of
+one node each time, whichever takes the turn) and prunes the delivery log. Every process of
+every node runs one; the database queue shares the work out."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from collections.abc import Awaitable, Callable
 from licensegate.domain import eventdelivery, expiryevents
 from licensegate.domain.eventdelivery import Courier
 from licensegate.services import Services
+from licensegate.store import turns
 from licensegate.store.database import DatabaseUnavailable
 
 log = logging.getLogger("licensegate.events")
 
 SCAN_EVERY = 60  # seconds between looks for expiring and expired subscriptions
+SCAN_TURN = "expiry events scan"  # one worker of one node looks each time (store/turns.py)
 PRUNE_EVERY = 3600
 OUTAGE_FIRST_WAIT = 1.0  # seconds before looking again once the database is unavailable; doubled
 OUTAGE_MAX_WAIT = 60.0  # each time up to this
@@ -73,7 +76,9 @@ async def keep_delivering(
             now = services.clock.now()
             if now - scanned >= SCAN_EVERY:
                 scanned = now
-                await expiryevents.scan(services.db, now, days=settings.event_expiring_days)
+                if await turns.take(services.db, SCAN_TURN, now, SCAN_EVERY):
+                    await expiryevents.scan(services.db, now, days=settings.event_expiring_days)
+                    await turns.done(services.db, SCAN_TURN, services.clock.now())
             if now - pruned >= PRUNE_EVERY:
                 pruned = now
                 await eventdelivery.prune(courier)

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+from licensegate import eventworker
 from licensegate.clock import MovableClock
 from licensegate.config import Settings
 from licensegate.domain import eventdelivery, eventendpoints, events, expiryevents
@@ -385,6 +386,74 @@ async def test_expiring_soon_and_expired_once(shop: Shop, services: Services, cl
     assert await expiryevents.scan(db, clock.now(), days=3) == 0
     rows = await db.fetch_all("SELECT name FROM events ORDER BY id")
     assert [r["name"] for r in rows] == ["user.created", "subscription.expiring_soon", "subscription.expired"]
+
+
+async def test_the_expiry_scan_reads_only_applications_an_endpoint_wants_it_for(
+    shop: Shop, services: Services, client: Any
+) -> None:
+    """A user of an application without an event endpoint runs out too: the scan does not look
+    at that application's grants (at a million of them it had walked them all every minute)."""
+    quiet = await create_application(
+        services.db, services.secrets, owner="q", name="quiet", now=services.clock.now()
+    )
+    await seller_of(quiet, client).ok("adduser", user="quinn", sub="default", expiry=2)
+    await shop.seller.ok("adduser", user="finn", sub="default", expiry=2)
+    name = "subscription.expiring_soon"
+    assert await store_events.apps_wanting(services.db, name) == [shop.seller.app_id]
+    assert await expiryevents.scan(services.db, services.clock.now(), days=3) == 1
+    rows = await services.db.fetch_all("SELECT app_id FROM events WHERE name = ?", name)
+    assert [row["app_id"] for row in rows] == [shop.seller.app_id]
+
+
+async def test_one_worker_of_two_looks_for_expiries_each_minute(
+    shop: Shop, services: Services, settings: Settings, clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two nodes' delivery loops, going round until each has waited five times: one of them
+    scans (store/turns.py); a minute on by the test clock, one of them scans again."""
+    await shop.seller.ok("adduser", user="finn", sub="default", expiry=2)
+    other = await Services.open(settings, clock=clock)
+    scans: list[int] = []
+    scan = expiryevents.scan
+
+    async def counted(db: Any, now: int, **how: Any) -> int:
+        scans.append(now)
+        return await scan(db, now, **how)
+
+    monkeypatch.setattr(expiryevents, "scan", counted)
+    waits = {id(services): 0, id(other): 0}
+    waited = asyncio.Condition()
+
+    def waiting(node: Services) -> Any:
+        async def sleep(_seconds: float) -> None:
+            async with waited:
+                waits[id(node)] += 1
+                waited.notify_all()
+            await asyncio.sleep(0.005)
+
+        return sleep
+
+    async def both_wait(times: int) -> None:
+        goal = {node: count + times for node, count in waits.items()}
+        async with waited:
+            await waited.wait_for(lambda: all(waits[node] >= goal[node] for node in waits))
+
+    loops = [
+        asyncio.create_task(eventworker.keep_delivering(node, sleep=waiting(node)))
+        for node in (services, other)
+    ]
+    try:
+        await asyncio.wait_for(both_wait(5), timeout=120)
+        assert len(scans) == 1
+        clock.advance(eventworker.SCAN_EVERY)
+        await asyncio.wait_for(both_wait(5), timeout=120)
+        assert len(scans) == 2
+    finally:
+        for loop in loops:
+            loop.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)
+        await other.close()
+    rows = await services.db.fetch_all("SELECT name FROM events WHERE name LIKE 'subscription.%'")
+    assert [row["name"] for row in rows] == ["subscription.expiring_soon"]
 
 
 async def test_metrics_show_the_queue(shop: Shop, client: Any, clock: MovableClock) -> None:

@@ -489,23 +489,33 @@ class ExpiryRow(TypedDict):
     subscription: str
 
 
+async def apps_wanting(db: Executor, name: str) -> list[int]:
+    """The applications with an enabled endpoint that wants event `name`."""
+    rows = await db.fetch_all(
+        "SELECT DISTINCT app_id FROM event_endpoints WHERE enabled = 1 "
+        f"AND (events LIKE '{ALL}%' OR events LIKE ?) ORDER BY app_id",
+        _pattern(name),
+    )
+    return [int(row["app_id"]) for row in rows]
+
+
 async def expiries_to_notice(
-    db: Executor, *, kind: str, name: str, before: int, after: int, limit: int
+    db: Executor, *, app_id: int, kind: str, before: int, after: int, limit: int
 ) -> list[ExpiryRow]:
-    """Running grants whose expiry falls in [after, before), of applications with an endpoint
-    that wants `name`, not yet noticed as `kind` for that expiry. Read from the applications
-    with such an endpoint, through their subscriptions' (subscription_id, expires_at) index, so
-    the grants of other applications are never walked."""
+    """Running grants of application `app_id` whose expiry falls in [after, before), not yet
+    noticed as `kind` for that expiry. Read through the application's subscriptions'
+    (subscription_id, expires_at) index, so the grants of other applications are never walked:
+    asked of every application at once, SQLite walked every grant in the window of all of them
+    and dropped those of applications without an endpoint last (0.8 s in each worker every
+    minute at 1,000,000 users, none of whom any endpoint wanted)."""
     rows = await db.fetch_all(
         "SELECT g.id AS grant_id, s.app_id, g.expires_at, u.id AS user_id, u.username, u.created_by, "
         "s.name AS subscription FROM subscriptions s "
         "JOIN user_subscriptions g ON g.subscription_id = s.id JOIN users u ON u.id = g.user_id "
-        "WHERE s.app_id IN (SELECT app_id FROM event_endpoints WHERE enabled = 1 "
-        f"AND (events LIKE '{ALL}%' OR events LIKE ?)) "
-        "AND g.expires_at < ? AND g.expires_at >= ? AND g.paused_at IS NULL AND s.paused_at IS NULL "
-        "AND NOT EXISTS (SELECT 1 FROM event_notices n WHERE n.grant_id = g.id AND n.kind = ? "
-        "AND n.expires_at = g.expires_at) ORDER BY g.expires_at, g.id LIMIT ?",
-        _pattern(name),
+        "WHERE s.app_id = ? AND g.expires_at < ? AND g.expires_at >= ? AND g.paused_at IS NULL "
+        "AND s.paused_at IS NULL AND NOT EXISTS (SELECT 1 FROM event_notices n WHERE n.grant_id = g.id "
+        "AND n.kind = ? AND n.expires_at = g.expires_at) ORDER BY g.expires_at, g.id LIMIT ?",
+        app_id,
         before,
         after,
         kind,
