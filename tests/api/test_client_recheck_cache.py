@@ -25,7 +25,7 @@ import pytest
 from licensegate import ids, invalidation
 from licensegate.app import build_app
 from licensegate.clock import MovableClock
-from licensegate.domain.recheck import Rechecks
+from licensegate.domain.recheck import KEEP_SPREAD, Rechecks
 from licensegate.invalidation import LOGIN_CHANNEL, LoginNotify
 from licensegate.keyring import KEY_FILE_NAME
 from licensegate.services import Services
@@ -753,6 +753,28 @@ async def test_no_entry_is_trusted_longer_than_it_may_be_kept(seller: Seller, se
     assert held is not None
     assert await services.rechecks.confirmed(services.db, held.session.id) is None
     assert services.rechecks.peek(held.session.id) is None
+
+
+async def test_sessions_held_together_are_kept_for_different_times(
+    seller: Seller, services: Services
+) -> None:
+    """Each entry is kept for half to all of `keep`, drawn apart, so that sessions first seen in
+    the same second are not all read again in the same second later."""
+    services.rechecks = Rechecks(10, keep=60.0)
+    first = time.monotonic()
+    programs = [client_of(seller) for _ in range(6)]
+    for program in programs:
+        await program.init()
+        await program.ok("license", key=await new_key(seller), hwid=HWID)
+        await program.ok("check")
+    started = time.monotonic()
+    untils = []
+    for program in programs:
+        held = services.rechecks.peek(ids.digest(program.sessionid))
+        assert held is not None
+        untils.append(held.until)
+    assert all(first + 60 * (1 - KEEP_SPREAD) <= until <= started + 60 for until in untils)
+    assert len(set(untils)) == len(untils)
 
 
 @pytest.mark.parametrize("holding", [True, False], ids=["held", "not held"])

@@ -29,11 +29,14 @@ or by the check that admitted the entry before the login's rows were read), so a
 a load leaves the entry marked older than its data: dropped at the next call, never trusted
 while stale. What depends on the time (the session's and the grants' expiry) is decided at every
 call from the held rows. Only validated sessions are held; the entries are bounded in number
-and none is kept longer than `invalidation.BACKSTOP`.
+and none is kept longer than `invalidation.BACKSTOP`: each for a random half to all of it, so
+that sessions first seen together (a thousand programs starting again after a restart) are not
+all read again in the same second a minute later.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -65,6 +68,10 @@ class Held(Generic[L]):
 
 
 NOT_STAMPED = (0, -1)  # query mode: no stamp vouches for anything
+# An entry is kept for `keep` less up to this share of it, drawn for each entry: at a million
+# users the 1,000 sessions the bench had held since one second, read again together when they
+# ran out, took a worker's rate from 5,000 to 1,900 calls/s and its p99 to 288 ms for a second.
+KEEP_SPREAD = 0.5
 
 
 class Rechecks(Generic[L]):
@@ -130,9 +137,8 @@ class Rechecks(Generic[L]):
             app = shared  # as held for another session: its copy, not one more
         else:
             self._apps[app.id] = app
-        entry: Held[L] = Held(
-            app, session, session.versions, time.monotonic() + self._keep, None, stamp[0], stamp[1]
-        )
+        until = time.monotonic() + self._keep * (1 - KEEP_SPREAD * random.random())  # noqa: S311 (not a secret)
+        entry: Held[L] = Held(app, session, session.versions, until, None, stamp[0], stamp[1])
         self._entries[session.id] = entry
         return entry
 
