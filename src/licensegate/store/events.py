@@ -245,7 +245,16 @@ async def count_endpoints(db: Executor, app_id: int) -> int:
 
 async def claim(db: Executor, *, now: int, lease_until: int, limit: int) -> list[DueRow]:
     """Take up to `limit` due deliveries for this node: their next attempt moves to `lease_until`
-    (so no other node takes them meanwhile) and their attempt count goes up by one."""
+    (so no other node takes them meanwhile) and their attempt count goes up by one.
+
+    Asked first with a read, which needs no writer's lock: every worker polls every second or
+    so, and nearly always nothing is due; on SQLite an UPDATE that changes nothing still takes
+    the writers' file lock and a transaction, in turn with the requests' writes."""
+    due = await db.fetch_value(
+        f"SELECT 1 FROM event_deliveries WHERE state = '{PENDING}' AND due_at <= ? LIMIT 1", now
+    )
+    if due is None:
+        return []
     skip = " FOR UPDATE SKIP LOCKED" if db.dialect == "postgresql" else ""
     ids = await db.fetch_all(
         "UPDATE event_deliveries SET due_at = ?, attempts = attempts + 1 WHERE id IN ("
