@@ -215,8 +215,8 @@ class Settings:
     )
     sqlite_wal_bytes: int = setting(
         64 * 1024 * 1024,
-        "size above which SQLite's write-ahead log file is emptied (within about a second) once its "
-        "contents are in the database file",
+        "size SQLite's write-ahead log file is cut to whenever a write starts the log over, and above "
+        "which it is emptied once writes pause and its contents are in the database file",
         minimum=1024 * 1024,
     )
     log_level: str = setting(

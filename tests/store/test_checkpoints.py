@@ -18,6 +18,7 @@ from licensegate.store import sqlite as store_sqlite
 from licensegate.store.sqlite import RESTART_FRAMES, SqliteDatabase, _Checkpointer
 
 ROW = "x" * 3000  # most of a page: about a frame a row
+LIMIT = 256 * 1024  # the log file's size limit (LICENSEGATE_SQLITE_WAL_BYTES), in bytes
 
 
 def _salts(path: Path) -> bytes:
@@ -143,3 +144,38 @@ async def test_the_checkpointer_thread_restarts_the_log_of_a_working_database(
         assert await db.fetch_value("SELECT count(*) FROM t") == written
     finally:
         await db.close()
+
+
+@pytest.mark.parametrize(
+    ("frames", "copied", "before", "size", "emptied"),
+    [
+        (40, 40, 40, 2 * LIMIT, True),  # still, all copied, over the limit
+        (40, 40, 30, 2 * LIMIT, False),  # written to since the last round: the writers cut it
+        (40, 30, 40, 2 * LIMIT, False),  # frames still to copy: a reader holds an older state
+        (40, 40, 40, LIMIT, False),  # not over the limit
+        (0, 0, 0, 2 * LIMIT, True),  # an empty log in a large file
+    ],
+)
+def test_the_log_file_is_emptied_only_once_copied_and_still(
+    frames: int, copied: int, before: int, size: int, emptied: bool
+) -> None:
+    """A TRUNCATE checkpoint holds every writer (and, at a million users, readers too) while it
+    copies and waits: run while writers went on, or with a bulk delete's frames still to copy,
+    it held requests for up to half a second. Under a stream of writes the writer that starts
+    the log over cuts the file to the limit itself."""
+    assert store_sqlite._to_empty(frames, copied, before, size, LIMIT) is emptied
+
+
+def test_a_writer_starting_the_log_over_cuts_the_file_to_the_limit(database: Path) -> None:
+    """What bounds the log file while writes go on, the checkpointer emptying it only once they stop."""
+    conn = _writer(database)
+    conn.execute(f"PRAGMA journal_size_limit={LIMIT}")
+    _write(conn, 2 * RESTART_FRAMES)
+    assert os.path.getsize(f"{database}-wal") > 4 * LIMIT
+    checkpointer = sqlite3.connect(database, isolation_level=None)
+    frames, copied = _Checkpointer._catch_up(checkpointer)
+    assert frames == copied > 2 * RESTART_FRAMES  # every frame copied
+    _write(conn, 1)
+    assert os.path.getsize(f"{database}-wal") <= LIMIT
+    checkpointer.close()
+    conn.close()

@@ -149,6 +149,12 @@ WAL_LIMIT_BYTES = 64 * 1024 * 1024  # the default of LICENSEGATE_SQLITE_WAL_BYTE
 TRUNCATE_BUSY_MS = 1000  # how long a truncating checkpoint waits for readers before trying later
 
 
+def _to_empty(frames: int, copied: int, before: int, size: int, limit: int) -> bool:
+    """Whether the checkpointer empties the log file now: over the limit, every frame in it
+    copied, and nothing appended since the last round (`before`: the frames it held then)."""
+    return size > limit and frames == copied == before
+
+
 class _Checkpointer:
     """Copies the write-ahead log into the database file from a background thread, and keeps the
     log short.
@@ -169,10 +175,13 @@ class _Checkpointer:
     event loops.
 
     The log file never shrinks by itself: after one large transaction it stays that large (until
-    a clean stop). A connection that restarts the log cuts the file to `journal_size_limit`, but
-    that needs a writer to come along; so when the file is over the limit, this thread runs a
-    TRUNCATE checkpoint, which empties it. That checkpoint blocks writers while it runs, so it
-    first takes the writers' file lock too.
+    a clean stop). A writer that starts the log over cuts the file to `journal_size_limit`, which
+    bounds it under a stream of writes; after the last write nobody does, so once the file is
+    over the limit, every frame of it copied and nothing appended for a round, this thread runs
+    a TRUNCATE checkpoint, which empties it. That checkpoint blocks writers while it runs, so it
+    first takes the writers' file lock too. It waits for the log to be copied and still: at a
+    million users a TRUNCATE run while writers went on (or with a bulk delete's 120 MB of frames
+    still to copy) held requests, reads included, for up to half a second at a time.
     """
 
     def __init__(self, path: str, wal_limit: int) -> None:
@@ -189,30 +198,36 @@ class _Checkpointer:
         except (sqlite3.Error, OSError):
             return
         try:
+            before = -1  # the log's frames at the last round
             while not self._stop.wait(CHECKPOINT_INTERVAL):
                 with contextlib.suppress(sqlite3.Error, OSError):  # busy now: the next round will do it
-                    frames = self._catch_up(conn)
-                    if frames >= RESTART_FRAMES:
+                    frames, copied = self._catch_up(conn)
+                    if frames >= RESTART_FRAMES and frames != before:  # written to since
                         self._copy_rest(conn, lock_fd)
-                    if os.path.getsize(f"{self._path}-wal") > self._wal_limit:
+                    elif _to_empty(frames, copied, before, self._log_size(), self._wal_limit):
                         self._truncate(conn, lock_fd)
+                    before = frames
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         finally:
             conn.close()
             os.close(lock_fd)
 
+    def _log_size(self) -> int:
+        return os.path.getsize(f"{self._path}-wal")
+
     @staticmethod
-    def _catch_up(conn: sqlite3.Connection) -> int:
+    def _catch_up(conn: sqlite3.Connection) -> tuple[int, int]:
         """Copy the log without holding writers, again while writers appended more than a few
-        frames during the last copy: the frames in the log at the last copy's start."""
-        frames = 0
+        frames during the last copy: the frames in the log at the last copy's start, and how
+        many of them are in the database file now."""
+        frames = copied = 0
         for _ in range(CATCH_UP_PASSES):
-            _busy, log, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            _busy, log, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             appended, frames = log - frames, log
             if appended < CATCH_UP_FRAMES or log < RESTART_FRAMES:
                 break
-        return frames
+        return frames, copied
 
     @staticmethod
     def _copy_rest(conn: sqlite3.Connection, lock_fd: int) -> None:
