@@ -786,10 +786,10 @@ DESCRIPTIONS = {
     "uservars": "the User variables list of an application holding {variables:,} variables (ten "
     "names a user)",
     "logs": "the Logs page of an application holding {logs:,} client log lines over 30 days "
-    "(20,000 users and addresses)",
+    "(20,000 users and addresses; the Tamper logs page runs the same queries on its own table)",
     "sessions": "the Sessions page of an application with {sessions:,} users, each with a session "
     "logged in (one in ten of them not: their time ran out) and one in five more open but not logged "
-    "in (bench/seed.py)",
+    "in (`bench/seed.py`)",
     "overview": "the overview of the application holding the keys and users above (every chart and "
     "users online; at this size keys and users by status and the expiries come from the snapshot "
     "its first view counted, and the background count is what the workers' refresh does every few "
