@@ -354,9 +354,11 @@ def _writers_held(path: str) -> Iterator[None]:
         os.close(fd)  # lets go of the lock
 
 
-async def _on(url: str, statements: list[tuple[str, tuple[Any, ...]]]) -> list[int]:
+async def _on(
+    url: str, statements: list[tuple[str, tuple[Any, ...]]], *, empty_log: bool = False
+) -> list[int]:
     """Run each statement (`?` placeholders) in one transaction; the first column of each first row,
-    or the rows a change touched."""
+    or the rows a change touched. `empty_log`: then empty SQLite's write-ahead log."""
     found: list[int] = []
     if url.startswith("sqlite"):
         path = url.removeprefix("sqlite:///")
@@ -368,7 +370,7 @@ async def _on(url: str, statements: list[tuple[str, tuple[Any, ...]]]) -> list[i
                         cursor = conn.execute(sql, args)
                         row = cursor.fetchone() if sql.startswith("SELECT") else None
                         found.append(int(row[0]) if row is not None else cursor.rowcount)
-                if any(not sql.startswith("SELECT") for sql, _args in statements):
+                if empty_log:
                     # The next run meets the log as the seed left it, empty: a rewind deletes
                     # tens of thousands of rows at a million users (120 MB of log), which the
                     # service's checkpointer would otherwise copy during the next run's first
@@ -481,12 +483,12 @@ def rewind(url: str, mark: Watermark) -> int:
     # such a request writes after them are deleted by the next rewind.
     for _attempt in range(9):
         try:
-            return sum(asyncio.run(_on(url, statements)))
+            return sum(asyncio.run(_on(url, statements, empty_log=True)))
         except Exception as error:
             if type(error).__name__ != "DeadlockDetectedError":
                 raise
             time.sleep(1.0)
-    return sum(asyncio.run(_on(url, statements)))
+    return sum(asyncio.run(_on(url, statements, empty_log=True)))
 
 
 def main() -> int:
