@@ -7,6 +7,7 @@ import contextlib
 import gc
 import hmac
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -44,9 +45,13 @@ PURGE_INTERVAL = 300  # seconds between sweeps of expired client sessions and ol
 SWEEP_BATCH = 250
 PURGE_BATCHES = 400
 SWEEP_TURN = "sessions and logs sweep"  # its turn's name in `periodic_turns` (store/turns.py)
-# After each step of the sweep for users without time left, its worker rests this many times as
-# long as the step took: a sweep of every session (12 s of work at 1,200,000) uses at most a
-# quarter of a core while it runs, the rest of that worker's share is left to requests.
+# The walk of every session for users without time left: a daily backstop behind each sweep's
+# look at the grants that ran out since the last (migration 0065 dates its first turn).
+WALK_TURN = "sessions walk"
+WALK_INTERVAL = 86_400
+# After each step of that walk, its worker rests this many times as long as the step took: a
+# walk of every session (12 s of work at 1,200,000) uses at most a quarter of a core while it
+# runs, the rest of that worker's share is left to requests.
 SWEEP_REST = 3
 OVERVIEW_SWEEP = 60  # seconds between looks for overview counts to refresh
 
@@ -82,11 +87,32 @@ async def _sweep(services: Services) -> None:
         return
     await _in_batches(lambda: session_store.purge_expired(db, clock.now(), SWEEP_BATCH))
     # A session outlives its user's last subscription by at most one sweep.
-    await _end_sessions_without_time(services)
+    reached = await _end_sessions_run_out(services)
+    if await turns.take(db, WALK_TURN, clock.now(), WALK_INTERVAL):
+        await _end_sessions_without_time(services)
+        await turns.done(db, WALK_TURN, clock.now())
     await _in_batches(lambda: session_store.purge_ended(db, clock.now(), SWEEP_BATCH))
     await logs.purge_expired(db, clock.now())
     await panel_sessions.purge_expired(db, clock.now())
-    await turns.done(db, SWEEP_TURN, clock.now())
+    await turns.done(db, SWEEP_TURN, clock.now(), reached=reached)
+
+
+async def _end_sessions_run_out(services: Services) -> int:
+    """End the sessions of users whose last grant ran out since the last sweep looked (reaching
+    back one interval more, for a node whose clock ran behind; a day on the first sweep, the
+    daily walk covers what is older). Every operation that takes time away ends the sessions
+    itself, but for a key's deletion, which notes its users for this (`check_time_of`); the
+    clock is what this catches. Returns the time it looked up to."""
+    db, now = services.db, services.clock.now()
+    last = await turns.reached(db, SWEEP_TURN)
+    since = now - WALK_INTERVAL if last is None else min(last, now) - math.ceil(PURGE_INTERVAL)
+    for sub_id in await session_store.subscription_ids(db):
+        after: session_store.Cursor | None = (since, 0)
+        while after is not None:
+            after = await session_store.end_run_out(db, sub_id, since, now, after)
+            await asyncio.sleep(0)  # the requests waiting meanwhile go first
+    await _in_batches(lambda: session_store.end_noted(db, now))
+    return now
 
 
 async def _end_sessions_without_time(services: Services) -> None:

@@ -15,6 +15,7 @@ from licensegate.clock import MovableClock
 from licensegate.domain import logins, users
 from licensegate.services import Services
 from licensegate.store import sessions as session_store
+from licensegate.store import turns
 from tests.helpers import Client, Seller, client_of, user_id_of
 
 pytestmark = pytest.mark.anyio
@@ -174,6 +175,94 @@ async def test_the_sweep_steps_through_every_session_and_ends_only_those_without
             await client.fails("check", 403, "session_not_found")
         else:
             await client.ok("check")
+
+
+async def test_a_sweep_step_ends_the_users_whose_grant_ran_out_in_its_window(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    """`end_run_out` reads the grants of a subscription that ran out in (since, now], a few a
+    step, and ends the sessions of their users who have no time left: not those of a user with
+    another grant, nor those whose grant runs out after the window or ran out before it."""
+    await seller.ok("updatesettings", session=604_800)
+    await seller.ok("addsub", name="gold", level="2")
+    for name in ("out1", "out2", "out3", "other", "before"):
+        await seller.ok("adduser", user=name, sub="default", expiry=2, **{"pass": "pw"})
+    await seller.ok("adduser", user="lasting", sub="default", expiry=9, **{"pass": "pw"})
+    await seller.ok("extend", user="other", sub="gold", expiry=9)
+    names = ("out1", "out2", "out3", "other", "lasting", "before")
+    clients = {name: await logged_in(seller, name) for name in names}
+    await services.db.execute(  # ran out a week before the window
+        "UPDATE user_subscriptions SET expires_at = ? WHERE user_id = ?",
+        clock.now() - 7 * 86400,
+        await user_id_of(services, seller.app_id, "before"),
+    )
+    since, now = clock.now() - 3600, clock.now() + 3 * 86400
+    sub_id = await services.db.fetch_value(
+        "SELECT id FROM subscriptions WHERE app_id = ? AND name = 'default'", seller.app_id
+    )
+    steps = 0
+    cursor: session_store.Cursor | None = (since, 0)
+    while cursor is not None:
+        cursor = await session_store.end_run_out(services.db, sub_id, since, now, cursor, step=2)
+        steps += 1
+    assert steps == 3  # four grants of `default` ran out in the window, two a step, then none
+    clock.set(now)
+    for name in ("out1", "out2", "out3"):
+        await clients[name].fails("check", 403, "session_not_found")
+    for name in ("other", "lasting", "before"):  # `before` is the daily walk's to find
+        await clients[name].ok("check")
+
+
+async def test_the_walk_of_every_session_is_a_daily_backstop(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    """A sweep looks at the grants that ran out since it last looked, and notes how far it
+    looked; time taken away without ending the sessions (SQL by hand) is found by the walk of
+    every session, which takes its own turn once a day."""
+    await seller.ok("updatesettings", session=604_800)
+    await seller.ok("adduser", user="brief", sub="default", expiry=1, **{"pass": "pw"})
+    await seller.ok("adduser", user="handled", sub="default", expiry=20, **{"pass": "pw"})
+    brief, handled = await logged_in(seller, "brief"), await logged_in(seller, "handled")
+    db = services.db
+    clock.advance(86400 - 7200)
+    await turns.take(db, app_module.WALK_TURN, clock.now(), app_module.WALK_INTERVAL)
+    await turns.done(db, app_module.WALK_TURN, clock.now())  # walked just now
+    await app_module._sweep(services)
+    assert await turns.reached(db, app_module.SWEEP_TURN) == clock.now()
+    await db.execute(
+        "UPDATE user_subscriptions SET expires_at = ? WHERE user_id = ?",
+        clock.now() - 86400,
+        await user_id_of(services, seller.app_id, "handled"),
+    )
+    clock.advance(3 * 3600)  # brief's grant ran out since the last look; no walk is due
+    await app_module._sweep(services)
+    await brief.fails("check", 403, "session_not_found")
+    await handled.ok("check")
+    clock.advance(86400)
+    await app_module._sweep(services)  # a day after the last walk: this sweep walks
+    await handled.fails("check", 403, "session_not_found")
+
+
+async def test_deleting_a_key_ends_the_sessions_of_its_user_left_without_time_at_the_next_sweep(
+    seller: Seller, services: Services, clock: MovableClock
+) -> None:
+    """The key's grants go with it; its user, with no other time, is noted for the next sweep,
+    which ends their session without walking every session."""
+    key = (await seller.ok("add", expiry=30, level=1))["key"]
+    holder = client_of(seller)
+    await holder.init()
+    await holder.ok("license", key=key, hwid="S-1-5-21-1111111111-2222222222-3333333333-1001")
+    await seller.ok("adduser", user="bystander", sub="default", expiry=30, **{"pass": "pw"})
+    bystander = await logged_in(seller, "bystander")
+    await turns.take(services.db, app_module.WALK_TURN, clock.now(), app_module.WALK_INTERVAL)
+    await turns.done(services.db, app_module.WALK_TURN, clock.now())  # walked just now
+    await seller.ok("del", key=key)
+    await holder.ok("check")  # (a re-check is refused at once: the key is gone)
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM time_checks") == 1
+    await app_module._sweep(services)
+    await holder.fails("check", 403, "session_not_found")
+    await bystander.ok("check")
+    assert await services.db.fetch_value("SELECT COUNT(*) FROM time_checks") == 0
 
 
 async def test_expired_sessions_are_purged_through_each_applications_index(

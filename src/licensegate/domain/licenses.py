@@ -317,6 +317,10 @@ async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too:
     (a reseller's own users only)."""
     key_ids = [row["id"] for row in rows]
     await store.delete_grants_of(tx, key_ids)
+    if not user_too:  # their redeemers left with no time are ended by the next sweep
+        await session_store.check_time_of(
+            tx, [uid for row in rows if (uid := row["used_by_user_id"]) is not None]
+        )
     if user_too:
         redeemers = {await _redeemer(tx, scope, row) for row in rows} - {None}
         # Ascending ids: concurrent deletions lock users in the same order.

@@ -1055,7 +1055,20 @@ periodic_turns = sa.Table(
     metadata,
     _text("name", nullable=False),  # the job's name
     sa.Column("taken_at", sa.BigInteger, nullable=False),  # when its last run began or ended
+    # How far its last run reached, in the job's own terms (the sweep for users without time:
+    # the time up to which it looked at grants running out); NULL until one run has finished.
+    sa.Column("reached", sa.BigInteger, nullable=True),
     sa.PrimaryKeyConstraint("name"),
+)
+
+# Users whose time an operation took away without ending their sessions (a key's deletion takes
+# the grants it made): the next sweep ends those of them left with no time (store/sessions.py).
+# No foreign key: a user deleted meanwhile is simply not found.
+time_checks = sa.Table(
+    "time_checks",
+    metadata,
+    sa.Column("user_id", sa.BigInteger, nullable=False),
+    sa.PrimaryKeyConstraint("user_id"),
 )
 
 # The audit log outlives what it describes, so it holds ids without foreign keys.

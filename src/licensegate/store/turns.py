@@ -31,6 +31,18 @@ async def take(db: Executor, name: str, now: int, every: float) -> bool:
     return taken == 1
 
 
-async def done(db: Executor, name: str, now: int) -> None:
-    """The run of `name` that took its turn ended now: the next is due an interval from now."""
-    await db.execute("UPDATE periodic_turns SET taken_at = ? WHERE name = ?", now, name)
+async def done(db: Executor, name: str, now: int, reached: int | None = None) -> None:
+    """The run of `name` that took its turn ended now: the next is due an interval from now.
+    `reached`: how far this run got, in the job's own terms (None: what was noted stays)."""
+    await db.execute(
+        "UPDATE periodic_turns SET taken_at = ?, reached = COALESCE(?, reached) WHERE name = ?",
+        now,
+        reached,
+        name,
+    )
+
+
+async def reached(db: Executor, name: str) -> int | None:
+    """How far the last finished run of `name` got (None: no run has noted it)."""
+    value = await db.fetch_value("SELECT reached FROM periodic_turns WHERE name = ?", name)
+    return None if value is None else int(value)
