@@ -9,6 +9,7 @@ same transaction (domain.team).
 
 from __future__ import annotations
 
+import asyncio
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -546,9 +547,18 @@ async def subtract(db: Database, scope: Scope, username: str, sub_name: str, sec
             raise errorcodes.GRANT_NOT_FOUND(
                 f"The user '{username}' has no time left on the subscription '{sub_name}'."
             )
-    # Whoever has no time left now is out at once, not when their session would have expired.
-    while await session_store.end_without_time(db, now, app_id=scope.app_id, user_id=user_id):
-        pass
+    # Whoever has no time left now is out at once, not when their session would have expired:
+    # the user's sessions, or for `all` those of the users whose grant this made run out (its
+    # end now falls in (now - seconds, now]), found through the subscription's expiry index
+    # rather than by reading every session of the application.
+    if user_id is not None:
+        while await session_store.end_without_time(db, now, app_id=scope.app_id, user_id=user_id):
+            pass
+        return served
+    after: session_store.Cursor | None = (now - seconds, 0)
+    while after is not None:
+        after = await session_store.end_run_out(db, sub["id"], now - seconds, now, after)
+        await asyncio.sleep(0)  # the requests waiting meanwhile go first
     return served
 
 
