@@ -13,6 +13,12 @@ inflates small Python functions more than C calls, so the split is a guide, the 
 The figures in docs/benchmarks.md come from here.
 
     .venv/bin/python bench/hotpath.py [--calls 500] [--rounds 10] [--no-stages] [--profile CALL]
+    .venv/bin/python bench/hotpath.py --users 1000000 --no-stages   # on a seeded database
+
+`--users N` seeds N users straight in SQL first (bench/seed.py, as `bench/run.py` does) and has
+the re-checks and checks ask for `--hot` of the seeded sessions in turn, drawn from the whole
+seed, so that the figures say what the size of the database costs a call (the B-tree levels
+and the pages 1,000 sessions spread over), apart from the HTTP stack and the other worker.
 
 `--profile CALL` (one of the calls' names, e.g. "re-check 1.0") also prints that call's
 functions under cProfile, by their own time (what the stages are made of).
@@ -26,7 +32,7 @@ import cProfile
 import pstats
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -36,6 +42,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import seed as seeding  # noqa: E402
 from bench.signing import Unsigned, _discard, _receive, _scope, logged_in, open_services  # noqa: E402
 from licensegate.app import FastPaths, build_app  # noqa: E402
 from licensegate.services import Services  # noqa: E402
@@ -119,19 +126,52 @@ def _form(path: str, body: str) -> dict[str, Any]:
     return scope
 
 
-async def _run(app: FastPaths, scope: dict[str, Any], calls: int) -> None:
-    body = scope.get(BODY)
-    if body is None:
-        for _ in range(calls):
-            await app(dict(scope), _receive, _discard)
+Requests = dict[str, list[dict[str, Any]]]  # each call's requests, sent in turn
+
+
+async def _run(app: FastPaths, scopes: list[dict[str, Any]], calls: int) -> None:
+    if scopes[0].get(BODY) is None:
+        for i in range(calls):
+            await app(dict(scopes[i % len(scopes)]), _receive, _discard)
         return
+    receivers = [_receiver(scope[BODY]) for scope in scopes]
+    for i in range(calls):
+        await app(dict(scopes[i % len(scopes)]), receivers[i % len(scopes)], _discard)
+
+
+def _receiver(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """An ASGI `receive` that gives the whole body at once."""
     message = {"type": "http.request", "body": body, "more_body": False}
 
     async def receive() -> dict[str, Any]:
         return message
 
-    for _ in range(calls):
-        await app(dict(scope), receive, _discard)
+    return receive
+
+
+async def seeded_logins(
+    services: Services, login: dict[str, str], users: int, hot: int
+) -> list[dict[str, str]]:
+    """`users` users seeded in the logged-in application (bench/seed.py); the License Login
+    parameters of `hot` of their logged-in sessions, drawn from the whole seed."""
+    url, data_dir = services.settings.database_url, services.settings.data_dir
+    app_id = await asyncio.to_thread(seeding.app_id_of, url, login["ownerid"])
+    seeded = await asyncio.to_thread(seeding.seed, url, data_dir, app_id, users)
+    print(f"seeded {users:,} users in {seeded.seconds:.1f} s", file=sys.stderr)
+    return [
+        {**login, "sessionid": session, "key": key, "hwid": hwid}
+        for session, key, hwid in seeding.hot_sample(seeded, hot)
+    ]
+
+
+def requests_of(logins: list[dict[str, str]]) -> Requests:
+    """Each call's requests: the re-checks and checks over every login given, in turn."""
+    single = scopes(logins[0])
+    many = [scopes(login) for login in logins]
+    return {
+        name: [each[name] for each in many] if name.startswith(("re-check", "check")) else [scope]
+        for name, scope in single.items()
+    }
 
 
 def _signing(services: Services, signed: bool) -> None:
@@ -144,10 +184,11 @@ def _signing(services: Services, signed: bool) -> None:
 
 
 async def measure(
-    calls: int, rounds: int, with_stages: bool, profiled: str | None = None
+    calls: int, rounds: int, with_stages: bool, profiled: str | None = None, users: int = 0, hot: int = 1000
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """The fastest batch of each call (signed and unsigned), in microseconds per call; and the
-    seconds per stage of each signed call under the profiler."""
+    seconds per stage of each signed call under the profiler. `users`: seeded first, the
+    re-checks and checks then asking for `hot` of their sessions in turn (0: one login's)."""
     services = await open_services("lghot")
     best: dict[str, float] = {}
     split: dict[str, dict[str, float]] = {}
@@ -155,10 +196,11 @@ async def measure(
         transport = httpx.ASGITransport(app=build_app(services.settings, services))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
             login, _sellerkey = await logged_in(services, http)
+        logins = await seeded_logins(services, login, users, hot) if users else [login]
         app = build_app(services.settings, services)
-        requests = scopes(login)
+        requests = requests_of(logins)
         for scope in requests.values():
-            await _run(app, scope, 200)  # warm: caches filled, code paths taken once
+            await _run(app, scope, max(200, len(scope)))  # warm: caches filled, code paths taken once
         for _round in range(rounds):
             for signed in (True, False):
                 _signing(services, signed)
@@ -218,8 +260,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=10, help="batches of each kind")
     parser.add_argument("--no-stages", action="store_true", help="skip the profiled split")
     parser.add_argument("--profile", choices=CALLS, help="print this call's functions by own time")
+    parser.add_argument("--users", type=int, default=0, help="users to seed first (0: none)")
+    parser.add_argument(
+        "--hot", type=int, default=1000, help="seeded sessions the re-checks and checks ask for"
+    )
     args = parser.parse_args()
-    best, split = asyncio.run(measure(args.calls, args.rounds, not args.no_stages, args.profile))
+    best, split = asyncio.run(
+        measure(args.calls, args.rounds, not args.no_stages, args.profile, args.users, args.hot)
+    )
     report(best, split, print)
     return 0
 
