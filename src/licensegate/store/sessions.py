@@ -354,21 +354,15 @@ async def purge_expired(db: Executor, now: int, batch: int = 1000) -> int:
     )
 
 
-async def end_without_time(
-    db: Executor, now: int, *, app_id: int | None = None, user_id: int | None = None, batch: int = 1000
-) -> int:
-    """Delete up to `batch` logged-in sessions whose user has no time left on any subscription
-    (of one application, or of one user): their last grant ran out or had its time taken away.
-    A grant frozen by a pause still has its time (the pause itself ended those sessions)."""
-    narrow, args = "", []
-    if app_id is not None:
-        narrow, args = " AND s.app_id = ?", [app_id]
-    if user_id is not None:
-        narrow, args = narrow + " AND s.user_id = ?", [*args, user_id]
+async def end_without_time(db: Executor, now: int, *, app_id: int, user_id: int, batch: int = 1000) -> int:
+    """Delete up to `batch` logged-in sessions of the user if they have no time left on any
+    subscription (their last grant ran out or had its time taken away). A grant frozen by a
+    pause still has its time (the pause itself ended those sessions)."""
     return await db.execute(
         "DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s WHERE s.validated = 1 "
-        f"AND s.user_id IS NOT NULL{narrow} AND {_NO_TIME_LEFT} LIMIT ?)",
-        *args,
+        f"AND s.app_id = ? AND s.user_id = ? AND {_NO_TIME_LEFT} LIMIT ?)",
+        app_id,
+        user_id,
         now,
         batch,
     )
