@@ -166,11 +166,10 @@ async def seeded_logins(
 
 def requests_of(logins: list[dict[str, str]]) -> Requests:
     """Each call's requests: the re-checks and checks over every login given, in turn."""
-    single = scopes(logins[0])
     many = [scopes(login) for login in logins]
     return {
-        name: [each[name] for each in many] if name.startswith(("re-check", "check")) else [scope]
-        for name, scope in single.items()
+        name: [each[name] for each in many] if name.startswith(("re-check", "check")) else [many[0][name]]
+        for name in many[0]
     }
 
 

@@ -107,10 +107,7 @@ async def _end_sessions_run_out(services: Services) -> int:
     last = await turns.reached(db, SWEEP_TURN)
     since = now - WALK_INTERVAL if last is None else min(last, now) - math.ceil(PURGE_INTERVAL)
     for sub_id in await session_store.subscription_ids(db):
-        after: session_store.Cursor | None = (since, 0)
-        while after is not None:
-            after = await session_store.end_run_out(db, sub_id, since, now, after)
-            await asyncio.sleep(0)  # the requests waiting meanwhile go first
+        await session_store.end_run_out_between(db, sub_id, since, now)
     await _in_batches(lambda: session_store.end_noted(db, now))
     return now
 

@@ -321,7 +321,7 @@ async def _delete_rows(tx: Executor, scope: Scope, rows: list[KeyRow], user_too:
         await session_store.check_time_of(
             tx, [uid for row in rows if (uid := row["used_by_user_id"]) is not None]
         )
-    if user_too:
+    else:
         redeemers = {await _redeemer(tx, scope, row) for row in rows} - {None}
         # Ascending ids: concurrent deletions lock users in the same order.
         for user_id in sorted(uid for uid in redeemers if uid is not None):

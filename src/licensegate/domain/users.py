@@ -9,7 +9,6 @@ same transaction (domain.team).
 
 from __future__ import annotations
 
-import asyncio
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -555,10 +554,7 @@ async def subtract(db: Database, scope: Scope, username: str, sub_name: str, sec
         while await session_store.end_without_time(db, now, app_id=scope.app_id, user_id=user_id):
             pass
         return served
-    after: session_store.Cursor | None = (now - seconds, 0)
-    while after is not None:
-        after = await session_store.end_run_out(db, sub["id"], now - seconds, now, after)
-        await asyncio.sleep(0)  # the requests waiting meanwhile go first
+    await session_store.end_run_out_between(db, sub["id"], now - seconds, now)
     return served
 
 

@@ -4,6 +4,7 @@ settings along in the same round trip), and the seller lists, counts and ends th
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypedDict, cast
@@ -409,15 +410,28 @@ async def end_run_out(
     )
     if not rows:
         return None
-    users = sorted({int(row["user_id"]) for row in rows})
+    await _end_users_without_time(db, sorted({int(row["user_id"]) for row in rows}), now)
+    last = rows[-1]
+    return (int(last["expires_at"]), int(last["user_id"])) if len(rows) == step else None
+
+
+async def end_run_out_between(db: Executor, sub_id: int, since: int, now: int) -> None:
+    """`end_run_out` over the whole window, step after step, the requests waiting meanwhile let
+    in after each."""
+    after: Cursor | None = (since, 0)
+    while after is not None:
+        after = await end_run_out(db, sub_id, since, now, after)
+        await asyncio.sleep(0)
+
+
+async def _end_users_without_time(db: Executor, users: Sequence[int], now: int) -> None:
+    """End the logged-in sessions of those of these users with no time left."""
     await db.execute(
         "DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s WHERE "
         f"s.user_id IN ({', '.join('?' * len(users))}) AND s.validated = 1 AND {_NO_TIME_LEFT})",
         *users,
         now,
     )
-    last = rows[-1]
-    return (int(last["expires_at"]), int(last["user_id"])) if len(rows) == step else None
 
 
 async def check_time_of(db: Executor, user_ids: Sequence[int]) -> None:
@@ -437,15 +451,11 @@ async def end_noted(db: Database, now: int, step: int = RUN_OUT_STEP) -> int:
     rows = await db.fetch_all("SELECT user_id FROM time_checks ORDER BY user_id LIMIT ?", step)
     users = [int(row["user_id"]) for row in rows]
     if users:
-        marks = ", ".join("?" * len(users))
         async with db.transaction() as tx:
+            await _end_users_without_time(tx, users, now)
             await tx.execute(
-                "DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s WHERE "
-                f"s.user_id IN ({marks}) AND s.validated = 1 AND {_NO_TIME_LEFT})",
-                *users,
-                now,
+                f"DELETE FROM time_checks WHERE user_id IN ({', '.join('?' * len(users))})", *users
             )
-            await tx.execute(f"DELETE FROM time_checks WHERE user_id IN ({marks})", *users)
     return len(users)
 
 

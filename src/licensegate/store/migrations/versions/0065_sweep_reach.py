@@ -34,7 +34,6 @@ def upgrade() -> None:
     with op.batch_alter_table("periodic_turns", recreate="auto") as batch:
         batch.add_column(sa.Column("reached", sa.BigInteger(), nullable=True))
     turns = sa.table("periodic_turns", sa.column("name", sa.Text()), sa.column("taken_at", sa.BigInteger()))
-    op.execute(turns.delete().where(turns.c.name == WALK_TURN))
     op.bulk_insert(turns, [{"name": WALK_TURN, "taken_at": int(time.time())}])
     op.create_table(
         "time_checks",
