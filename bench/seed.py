@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import os
 import random
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +42,7 @@ from licensegate.domain.tokens import SEALED  # noqa: E402
 from licensegate.domain.users import fold  # noqa: E402
 from licensegate.secretbox import SecretBox  # noqa: E402
 from licensegate.services import open_secretbox  # noqa: E402
+from licensegate.store.sqlite import writers_held  # noqa: E402
 from licensegate.store.users import LICENSE_USER  # noqa: E402
 
 BATCH = 50_000
@@ -342,18 +341,6 @@ class Watermark:
     last_ids: dict[str, int]
 
 
-@contextmanager
-def _writers_held(path: str) -> Iterator[None]:
-    """The workers' write lock (store/sqlite.py): they wait for it on a thread, not in SQLite's
-    busy handler, which sleeps on their event loops."""
-    fd = os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # lets go of the lock
-
-
 async def _on(
     url: str, statements: list[tuple[str, tuple[Any, ...]]], *, empty_log: bool = False
 ) -> list[int]:
@@ -364,7 +351,7 @@ async def _on(
         path = url.removeprefix("sqlite:///")
         conn = sqlite3.connect(path, timeout=60)
         try:
-            with _writers_held(path):
+            with writers_held(path):
                 with conn:
                     for sql, args in statements:
                         cursor = conn.execute(sql, args)

@@ -5,7 +5,6 @@ without a pause grew until a truncating checkpoint held every writer for over a 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sqlite3
 import threading
@@ -15,7 +14,13 @@ from typing import Any
 import pytest
 
 from licensegate.store import sqlite as store_sqlite
-from licensegate.store.sqlite import RESTART_FRAMES, SqliteDatabase, _Checkpointer
+from licensegate.store.sqlite import (
+    RESTART_FRAMES,
+    SqliteDatabase,
+    _Checkpointer,
+    open_write_lock,
+    writers_held,
+)
 
 ROW = "x" * 3000  # most of a page: about a frame a row
 LIMIT = 256 * 1024  # the log file's size limit (LICENSEGATE_SQLITE_WAL_BYTES), in bytes
@@ -56,27 +61,22 @@ class _Writer(threading.Thread):
         super().__init__(daemon=True)
         self._path = path
         self._conn = _writer(path)
-        self._lock_fd = os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
         self.salts: list[bytes] = []
         self.wrote = threading.Condition()
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-            try:
+            with writers_held(str(self._path)):
                 _write(self._conn, 1)
                 with self.wrote:
                     self.salts.append(_salts(self._path))
                     self.wrote.notify_all()
-            finally:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         self.stop.set()
         self.join()
         self._conn.close()
-        os.close(self._lock_fd)
 
 
 class _Noting:
@@ -101,7 +101,7 @@ def test_the_next_writer_starts_the_log_over_after_the_rest_is_copied(database: 
     _write(seed, RESTART_FRAMES + 10)
     seed.close()
     conn = sqlite3.connect(database, isolation_level=None)
-    lock_fd = os.open(f"{database}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock_fd = open_write_lock(str(database))
     writer = _Writer(database)
     writer.start()
     try:

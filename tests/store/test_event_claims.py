@@ -5,8 +5,6 @@ file lock) or PostgreSQL (a lock that stops writers of the table)."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,6 +13,7 @@ import pytest
 
 from licensegate.store import events
 from licensegate.store.database import Database, postgres_dsn
+from licensegate.store.sqlite import writers_held
 
 pytestmark = pytest.mark.anyio
 
@@ -27,13 +26,8 @@ BOUND = 30
 async def writers_held_off(db_url: str) -> AsyncIterator[None]:
     """Another program holding what a writer of event deliveries waits for, until the end."""
     if db_url.startswith("sqlite"):
-        fd = os.open(f"{db_url.removeprefix('sqlite:///')}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
+        with writers_held(db_url.removeprefix("sqlite:///")):
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
     else:
         conn = await asyncpg.connect(postgres_dsn(db_url))
         try:

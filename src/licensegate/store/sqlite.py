@@ -64,6 +64,24 @@ def _writes(sql: str) -> bool:
     return sql.lstrip().split(None, 1)[0].upper() in _WRITES
 
 
+def open_write_lock(path: str) -> int:
+    """A descriptor of the lock file every writer of the database at `path` takes (made 0600)."""
+    return os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
+
+
+@contextlib.contextmanager
+def writers_held(path: str) -> Iterator[None]:
+    """For another program (a tool, a test): waits for the writers' lock of the database at
+    `path`, then holds every worker's writes until the block ends. The workers wait for it on a
+    thread, not in SQLite's busy handler, which sleeps on their event loops."""
+    fd = open_write_lock(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # lets go of the lock
+
+
 class _WriteLock:
     """An exclusive lock shared by every process that opens the same database file.
 
@@ -71,7 +89,7 @@ class _WriteLock:
 
     def __init__(self, path: str | None) -> None:
         """`path` None: nothing to lock (an in-memory or read-only database)."""
-        self._fd = os.open(f"{path}.writelock", os.O_RDWR | os.O_CREAT, 0o600) if path is not None else -1
+        self._fd = open_write_lock(path) if path is not None else -1
         self._waiter: ThreadPoolExecutor | None = None
         # A wait on the thread whose task was cancelled: whoever acquires next takes it over, and
         # if nobody has by the time it is granted, it is released at once.
@@ -194,7 +212,7 @@ class _Checkpointer:
     def _run(self) -> None:
         try:
             conn = sqlite3.connect(self._path, timeout=TRUNCATE_BUSY_MS / 1000, isolation_level=None)
-            lock_fd = os.open(f"{self._path}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
+            lock_fd = open_write_lock(self._path)
         except (sqlite3.Error, OSError):
             return
         try:
