@@ -90,6 +90,13 @@ class Settings:
         "a file descriptor: `serve` raises its open-file limit as far as allowed and lowers this to fit",
         minimum=16,
     )
+    scheduling: str = setting(
+        "normal",
+        "`batch`: every process and thread of the service runs under Linux's SCHED_BATCH policy, so "
+        "one that wakes does not preempt one that is running: fewer context switches under load, "
+        'worth it where they are costly, as on some virtual machines (see "Throughput and scheduling")',
+        choices=("normal", "batch"),
+    )
     header_timeout: int = setting(
         15,
         "seconds a connection may take to send a request's headers, counted from when it opens or "

@@ -1,0 +1,54 @@
+"""`LICENSEGATE_SCHEDULING=batch`: a real `licensegate serve` puts itself under Linux's SCHED_BATCH
+before it starts its workers, so every process and thread of the service runs under it (each
+inherits it from the thread that made it), and the service answers as before."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from licensegate import server
+from tests import databases
+from tests.conftest import serve_live
+from tests.live import LiveServer
+
+pytestmark = pytest.mark.server
+
+POLICY = 38  # /proc/<pid>/task/<tid>/stat: the scheduling policy, counted after the command's ")"
+
+
+def policies(pid: int) -> dict[int, int]:
+    """Each thread of a process and its scheduling policy."""
+    found: dict[int, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        found[int(task.name)] = int(fields[POLICY])
+    return found
+
+
+@pytest.fixture(scope="module", params=databases.FLAVOURS)
+def batch_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    yield from serve_live(request, tmp_path_factory, LICENSEGATE_SCHEDULING="batch")
+
+
+def test_every_thread_of_every_worker_runs_under_batch(batch_server: LiveServer) -> None:
+    answer = httpx.get(f"{batch_server.url}/readyz", timeout=30)
+    assert answer.status_code == 200, answer.text
+    workers = batch_server.worker_pids()
+    assert len(workers) == 2
+    for pid in [batch_server.process.pid, *workers]:
+        threads = policies(pid)
+        assert len(threads) > 1 or pid == batch_server.process.pid
+        assert set(threads.values()) == {os.SCHED_BATCH}, (pid, threads)
+
+
+def test_normal_leaves_the_policy_as_it_was() -> None:
+    before = policies(os.getpid())
+    server.schedule("normal")
+    assert policies(os.getpid()) == before
