@@ -457,6 +457,9 @@ def machine() -> list[str]:
         f"- CPU: {cpu}, {os.cpu_count()} cores; the load generator runs on the same cores",
         f"- {platform.platform()}; Python {platform.python_version()}; SQLite {sqlite3.sqlite_version}; {pg}",
         f"- {wrk[0] if wrk else 'wrk'}",
+        # The servers inherit it (docs/operations.md, "Throughput and scheduling").
+        f"- the service's scheduling: `{os.environ.get('LICENSEGATE_SCHEDULING') or 'normal'}` "
+        "(`LICENSEGATE_SCHEDULING`)",
     ]
 
 

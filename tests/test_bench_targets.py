@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from bench import targets
 from bench.targets import MET, NOT_MEASURED, NOT_MET, Measured, Verdict
 
@@ -86,3 +87,14 @@ def test_p99_is_judged_only_at_64_connections() -> None:
     found = _by_criterion(targets.verdicts(_run(), 32))
     verdict = found["License Login (re-check): p99 <= 20 ms at 64 connections"]
     assert (verdict.outcome, verdict.measured) == (NOT_MEASURED, "12.00 ms at 32")
+
+
+def test_the_report_says_how_the_service_was_scheduled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run under LICENSEGATE_SCHEDULING=batch (the servers inherit it) is not read as one
+    without: the report's machine section names the policy."""
+    from bench import run
+
+    monkeypatch.delenv("LICENSEGATE_SCHEDULING", raising=False)
+    assert "- the service's scheduling: `normal` (`LICENSEGATE_SCHEDULING`)" in run.machine()
+    monkeypatch.setenv("LICENSEGATE_SCHEDULING", "batch")
+    assert "- the service's scheduling: `batch` (`LICENSEGATE_SCHEDULING`)" in run.machine()
