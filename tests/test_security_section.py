@@ -31,6 +31,7 @@ NOT_LIMITS = frozenset(
         "deployment_old_keys",
         "dashboard_signup",
         "access_log",  # a switch
+        "scheduling",  # a switch: how the kernel picks between the service's threads
         "metrics_token",  # a credential
         "count_flush_seconds",  # how often the overview's login counts are written
         "web_loader_port",  # where the customer panel looks for the desktop loader
