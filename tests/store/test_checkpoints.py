@@ -18,8 +18,8 @@ from licensegate.store.sqlite import (
     RESTART_FRAMES,
     SqliteDatabase,
     _Checkpointer,
+    holding_writers,
     open_write_lock,
-    writers_held,
 )
 
 ROW = "x" * 3000  # most of a page: about a frame a row
@@ -61,13 +61,14 @@ class _Writer(threading.Thread):
         super().__init__(daemon=True)
         self._path = path
         self._conn = _writer(path)
+        self._lock_fd = open_write_lock(str(path))
         self.salts: list[bytes] = []
         self.wrote = threading.Condition()
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
-            with writers_held(str(self._path)):
+            with holding_writers(self._lock_fd):
                 _write(self._conn, 1)
                 with self.wrote:
                     self.salts.append(_salts(self._path))
@@ -77,6 +78,7 @@ class _Writer(threading.Thread):
         self.stop.set()
         self.join()
         self._conn.close()
+        os.close(self._lock_fd)
 
 
 class _Noting:

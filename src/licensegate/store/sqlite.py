@@ -70,16 +70,26 @@ def open_write_lock(path: str) -> int:
 
 
 @contextlib.contextmanager
-def writers_held(path: str) -> Iterator[None]:
-    """For another program (a tool, a test): waits for the writers' lock of the database at
-    `path`, then holds every worker's writes until the block ends. The workers wait for it on a
-    thread, not in SQLite's busy handler, which sleeps on their event loops."""
-    fd = open_write_lock(path)
+def holding_writers(lock_fd: int) -> Iterator[None]:
+    """Waits for the writers' lock (`open_write_lock`'s descriptor), then holds every worker's
+    writes until the block ends. The workers wait for it on a thread, not in SQLite's busy
+    handler, which sleeps on their event loops."""
+    fcntl.flock(lock_fd, fcntl.LOCK_EX)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # lets go of the lock
+        fcntl.flock(lock_fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def writers_held(path: str) -> Iterator[None]:
+    """For another program (a tool, a test): `holding_writers` on the database at `path`."""
+    fd = open_write_lock(path)
+    try:
+        with holding_writers(fd):
+            yield
+    finally:
+        os.close(fd)
 
 
 class _WriteLock:
@@ -257,11 +267,8 @@ class _Checkpointer:
 
     @staticmethod
     def _holding_writers(conn: sqlite3.Connection, lock_fd: int, mode: str) -> None:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        try:
+        with holding_writers(lock_fd):
             conn.execute(f"PRAGMA wal_checkpoint({mode})")
-        finally:
-            fcntl.flock(lock_fd, fcntl.LOCK_UN)
 
     def stop(self) -> None:
         self._stop.set()
