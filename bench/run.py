@@ -46,6 +46,7 @@ from tests.live import LiveServer, create_app, execute_sql, start_server  # noqa
 
 from bench import seed as seeding  # noqa: E402
 from bench import targets as goals  # noqa: E402
+from licensegate.config import Settings  # noqa: E402
 from licensegate.store import migrate  # noqa: E402
 
 LUA = Path(__file__).with_name("wrk.lua")
@@ -458,7 +459,7 @@ def machine() -> list[str]:
         f"- {platform.platform()}; Python {platform.python_version()}; SQLite {sqlite3.sqlite_version}; {pg}",
         f"- {wrk[0] if wrk else 'wrk'}",
         # The servers inherit it (docs/operations.md, "Throughput and scheduling").
-        f"- the service's scheduling: `{os.environ.get('LICENSEGATE_SCHEDULING') or 'normal'}` "
+        f"- the service's scheduling: `{os.environ.get('LICENSEGATE_SCHEDULING') or Settings().scheduling}` "
         "(`LICENSEGATE_SCHEDULING`)",
     ]
 

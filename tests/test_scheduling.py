@@ -5,6 +5,7 @@ inherits it from the thread that made it), and the service answers as before."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,3 +53,39 @@ def test_normal_leaves_the_policy_as_it_was() -> None:
     before = policies(os.getpid())
     server.schedule("normal")
     assert policies(os.getpid()) == before
+
+
+def test_batch_puts_the_calling_thread_under_it() -> None:
+    # In a thread of its own: the policy is the calling thread's, and it ends with the thread.
+    seen: list[tuple[str, int]] = []
+
+    def run() -> None:
+        seen.append((server.schedule("batch"), os.sched_getscheduler(0)))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    assert seen == [("batch", os.SCHED_BATCH)]
+
+
+def test_a_refused_batch_is_said_and_leaves_the_normal_policy(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuse(*_args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setscheduler", refuse)
+    before = policies(os.getpid())
+    assert server.schedule("batch") == "normal"
+    assert policies(os.getpid()) == before
+    said = capsys.readouterr().err
+    assert "LICENSEGATE_SCHEDULING=batch was refused (Operation not permitted)" in said
+    assert "serving under the normal policy" in said
+
+
+def test_a_system_without_batch_serves_under_its_normal_policy_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delattr(os, "SCHED_BATCH")
+    assert server.schedule("batch") == "normal"
+    assert capsys.readouterr().err == ""

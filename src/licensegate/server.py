@@ -53,14 +53,29 @@ def raise_open_file_limit() -> int:
     return soft
 
 
-def schedule(policy: str) -> None:
+def schedule(policy: str) -> str:
     """Put this thread under `policy` before the workers start: processes and threads inherit it
     from the thread that makes them. Under `batch` (SCHED_BATCH) a thread that wakes waits for the
     running one's time slice instead of preempting it: a worker hands each request between its
     HTTP thread and its Python thread, and on a virtual machine a wake-up that preempts across
-    cores costs tens of microseconds (docs/operations.md). Needs no privilege."""
-    if policy == "batch":
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    cores costs tens of microseconds (docs/operations.md). Needs no privilege on Linux; a system
+    without the policy (not Linux) or one that refuses it (a sandbox's filter) leaves the service
+    under its normal one, which serves the same, only slower there. Returns the policy in force."""
+    if policy != "batch":
+        return "normal"
+    batch = getattr(os, "SCHED_BATCH", None)
+    if batch is None or not hasattr(os, "sched_setscheduler"):
+        return "normal"  # not Linux: nothing to say at every start
+    try:
+        os.sched_setscheduler(0, batch, os.sched_param(0))
+    except OSError as exc:
+        print(
+            f"licensegate: LICENSEGATE_SCHEDULING=batch was refused ({exc.strerror or exc}); "
+            "serving under the normal policy",
+            file=sys.stderr,
+        )
+        return "normal"
+    return "batch"
 
 
 def connections_per_worker(settings: Settings, open_files: int) -> int:
