@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -181,5 +182,24 @@ def take_live_database() -> str:
 
 def give_back_live_database(url: str) -> None:
     """Empty a live server's database (after the server stopped) for the next one."""
+    end_other_sessions(url)
     empty_postgres(url)
     _free_live.append(url)
+
+
+def end_other_sessions(url: str, timeout: float = 10.0) -> None:
+    """End every other session on the database at `url` and wait until they are gone. A server's
+    session can outlive its process for a moment (a COMMIT sent just before a worker exited, or
+    was killed, is finished by the database afterwards), and a DELETE whose snapshot came first
+    leaves the rows it adds to the next test: a clean-clone CI run once had a restore refuse its
+    "empty" database so."""
+    conn = _connections.get(url)
+    if conn is None or conn.closed:
+        conn = _connections[url] = psycopg.connect(url, autocommit=True)
+    others = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    conn.execute(f"SELECT pg_terminate_backend(pid) FROM ({others}) AS other")
+    deadline = time.monotonic() + timeout
+    while conn.execute(others).fetchone() is not None:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"sessions on {url} did not end within {timeout} s")
+        time.sleep(0.02)
