@@ -138,11 +138,14 @@ async def end_silent_sessions(services: Services) -> None:
 
 
 async def write_counts(services: Services) -> None:
-    """Write the logins this worker counted for the overview, every few seconds."""
+    """Write the logins this worker counted for the overview, every few seconds. A flush under
+    way when the worker stops (this task is cancelled) runs to its end: cancelled while its COMMIT
+    was on the way, it would put back counts the database may have written, and the last flush
+    (`Services.close`, which waits for it) would write them twice."""
     while True:
         await asyncio.sleep(services.settings.count_flush_seconds)
         try:
-            await services.logins.flush(services.db)
+            await asyncio.shield(services.logins.flush(services.db))
         except DatabaseUnavailable as exc:
             log.warning("writing the overview's login counts: %s; kept for the next try", exc)
         except Exception:

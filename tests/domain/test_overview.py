@@ -4,10 +4,15 @@ as they are written, keys and users by status, expiries to come, users online, t
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from licensegate.app import write_counts
 from licensegate.clock import MovableClock
 from licensegate.domain import apps, overview
 from licensegate.domain.overview import Chart, LoginTally
@@ -341,3 +346,37 @@ async def test_a_snapshot_goes_with_its_application(services: Services, seller: 
     # A refresh of an application deleted meanwhile writes nothing.
     await store.save_snapshot(db, seller.app_id, 1, 5, "{}")
     assert await db.fetch_value("SELECT COUNT(*) FROM overview_snapshots") == 0
+
+
+async def test_a_flush_under_way_when_the_worker_stops_is_written_once(
+    services: Services, seller: Seller
+) -> None:
+    """The periodic flush is cancelled at shutdown; cancelled after its COMMIT was sent (the
+    database wrote the counts, its answer had not come back), it must not put them back for the
+    last flush to write again."""
+    db, tally = services.db, LoginTally()
+    tally.count(seller.app_id, services.clock.now(), "success")
+    committed, answered = asyncio.Event(), asyncio.Event()
+
+    class AnswerOnTheWay:
+        @contextlib.asynccontextmanager
+        async def transaction(self) -> AsyncIterator[Any]:
+            async with db.transaction() as tx:
+                yield tx
+            committed.set()  # written; its answer is still on the way
+            await answered.wait()
+
+    worker = SimpleNamespace(
+        settings=services.settings.with_overrides(count_flush_seconds=0), logins=tally, db=AnswerOnTheWay()
+    )
+    periodic = asyncio.create_task(write_counts(worker))  # type: ignore[arg-type]
+    await asyncio.wait_for(committed.wait(), 10)
+    periodic.cancel()  # the worker stops
+    last = asyncio.create_task(tally.flush(db))  # Services.close's last flush
+    await asyncio.sleep(0)
+    answered.set()
+    await asyncio.gather(periodic, return_exceptions=True)
+    await last
+    rows = await db.fetch_all("SELECT SUM(count) AS n FROM daily_counts WHERE kind = 'login'")
+    assert rows == [{"n": 1}]
+    assert not tally.pending
