@@ -158,12 +158,17 @@ EMPTY_POSTGRES = "; ".join(
 _connections: dict[str, Connection] = {}
 
 
-def empty_postgres(url: str) -> None:
-    """Empty every table of the test database at `url`, over a connection kept for the process."""
+def _kept_connection(url: str) -> Connection:
+    """This process's connection to the test database at `url` (opened if it has none open)."""
     conn = _connections.get(url)
     if conn is None or conn.closed:
         conn = _connections[url] = psycopg.connect(url, autocommit=True)
-    conn.execute(EMPTY_POSTGRES)
+    return conn
+
+
+def empty_postgres(url: str) -> None:
+    """Empty every table of the test database at `url`, over a connection kept for the process."""
+    _kept_connection(url).execute(EMPTY_POSTGRES)
 
 
 _free_live: list[str] = []
@@ -193,9 +198,7 @@ def end_other_sessions(url: str, timeout: float = 10.0) -> None:
     was killed, is finished by the database afterwards), and a DELETE whose snapshot came first
     leaves the rows it adds to the next test: a clean-clone CI run once had a restore refuse its
     "empty" database so."""
-    conn = _connections.get(url)
-    if conn is None or conn.closed:
-        conn = _connections[url] = psycopg.connect(url, autocommit=True)
+    conn = _kept_connection(url)
     others = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
     conn.execute(f"SELECT pg_terminate_backend(pid) FROM ({others}) AS other")
     deadline = time.monotonic() + timeout
